@@ -1,0 +1,157 @@
+package match
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type e = Entry[string]
+
+func left(ts int64, v string) e  { return e{Side: Left, Time: ts, Value: v} }
+func right(ts int64, v string) e { return e{Side: Right, Time: ts, Value: v} }
+
+func values(es []e) []string {
+	var out []string
+	for _, x := range es {
+		out = append(out, x.Value)
+	}
+	return out
+}
+
+func TestBufferAdd(t *testing.T) {
+	r := Rules{Bounds: Between(-5*time.Second, 10*time.Second), Type: FullOuter, Emit: Retract}
+	b := NewBuffer[string]()
+	type arrival struct {
+		Late                bool
+		Partners, Retracted []string
+		Unmatched           bool
+	}
+	steps := []struct {
+		in   e
+		want arrival
+	}{
+		{left(10*sec, "l1"), arrival{Unmatched: true}},
+		{left(12*sec, "l2"), arrival{Unmatched: true}},
+		// Matches l1 (d=+10s, inclusive) and l2: both are retracted.
+		{right(20*sec, "r1"), arrival{Partners: []string{"l1", "l2"}, Retracted: []string{"l1", "l2"}}},
+		// Matches l1 and l2 again; no second retraction.
+		{right(15*sec, "r2"), arrival{Partners: []string{"l1", "l2"}}},
+		// Matches r1 (d=+2s) and r2 (d=-3s), which had matched already.
+		{left(18*sec, "l3"), arrival{Partners: []string{"r2", "r1"}}},
+		// Too far from every left element.
+		{right(40*sec, "r3"), arrival{Unmatched: true}},
+	}
+	for i, st := range steps {
+		a := b.Add(r, st.in)
+		got := arrival{Late: a.Late, Partners: values(a.Partners), Retracted: values(a.Retracted), Unmatched: a.Unmatched}
+		if diff := cmp.Diff(st.want, got); diff != "" {
+			t.Errorf("step %d: Add(%v) (-want +got):\n%s", i, st.in.Value, diff)
+		}
+	}
+	if got, want := values(b.Entries()), []string{"l1", "l2", "l3", "r2", "r1", "r3"}; !cmp.Equal(want, got) {
+		t.Errorf("Entries() = %v, want %v (left first, each side by time)", got, want)
+	}
+}
+
+// A buffered element whose flag was never persisted (the Beam join only
+// appends) is still known to have matched while its partner is buffered.
+func TestBufferAddRetractsOnlyTrulyFirstMatch(t *testing.T) {
+	r := Rules{Bounds: Between(0, 10*time.Second), Type: LeftOuter, Emit: Retract}
+	b := Restore([]e{left(0, "l"), right(5*sec, "r1")}, NoProgress) // l.Matched not persisted
+	a := b.Add(r, right(6*sec, "r2"))
+	if len(a.Retracted) != 0 {
+		t.Errorf("Retracted = %v, want none: l matched r1 before", values(a.Retracted))
+	}
+}
+
+func TestBufferExpireSettlesMatches(t *testing.T) {
+	r := Rules{Bounds: Between(-10*time.Second, 10*time.Second), Type: FullOuter, Emit: Final}
+	// As read back from state: nothing flagged, in arrival order.
+	b := Restore([]e{left(20*sec, "l1"), right(12*sec, "r1"), right(100*sec, "r2"), left(0, "l0")}, NoProgress)
+	// At 22s+1ms the right element at 12s expires (12+10), as does l0 (0+10);
+	// l1 (expiry 30s+1ms) stays but must remember it matched r1.
+	removed := b.Expire(r, 22*sec+1)
+	type out struct {
+		Value   string
+		Matched bool
+	}
+	var got []out
+	for _, x := range removed {
+		got = append(got, out{x.Value, x.Matched})
+	}
+	want := []out{{"l0", false}, {"r1", true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	if b.Progress != 22*sec+1 {
+		t.Errorf("Progress = %d, want %d", b.Progress, 22*sec+1)
+	}
+	rest := b.Entries()
+	if diff := cmp.Diff([]e{{Side: Left, Time: 20 * sec, Matched: true, Value: "l1"}, right(100*sec, "r2")}, rest); diff != "" {
+		t.Errorf("survivors (-want +got):\n%s", diff)
+	}
+	next, ok := b.NextExpiry(r)
+	if !ok || next != 30*sec+1 {
+		t.Errorf("NextExpiry() = %d, %v; want %d, true", next, ok, 30*sec+1)
+	}
+	// Progress never moves back.
+	b.Expire(r, 0)
+	if b.Progress != 22*sec+1 {
+		t.Errorf("Progress after an earlier Expire = %d, want unchanged", b.Progress)
+	}
+}
+
+func TestBufferEvictOldestFirst(t *testing.T) {
+	r := Rules{Bounds: Between(0, time.Second), Type: FullOuter, Emit: Final}
+	b := NewBuffer[string]()
+	for _, x := range []e{left(5, "l5"), right(3, "r3"), left(3, "l3"), right(9, "r9"), left(1, "l1")} {
+		b.Add(r, x)
+	}
+	removed := b.Evict(r, 2)
+	// Oldest by time across both sides; on a tie the left element goes first.
+	if diff := cmp.Diff([]string{"l1", "l3", "r3"}, values(removed)); diff != "" {
+		t.Errorf("evicted (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"l5", "r9"}, values(b.Entries())); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if b.Evict(r, 2) != nil {
+		t.Error("Evict at the cap removed something")
+	}
+}
+
+func TestBufferDropBefore(t *testing.T) {
+	r := Rules{Bounds: Between(0, time.Second)}
+	b := NewBuffer[string]()
+	for _, x := range []e{left(5, "l5"), right(3, "r3"), left(8, "l8")} {
+		b.Add(r, x)
+	}
+	if diff := cmp.Diff([]string{"l5", "r3"}, values(b.DropBefore(r, 6))); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	if b.Progress != NoProgress {
+		t.Errorf("DropBefore moved Progress to %d", b.Progress)
+	}
+}
+
+func TestBufferLateNotBuffered(t *testing.T) {
+	r := Rules{Bounds: Between(-5*time.Second, 5*time.Second), Type: FullOuter}
+	b := NewBuffer[string]()
+	b.Expire(r, 100*sec)
+	if a := b.Add(r, left(90*sec, "late")); !a.Late || a.Unmatched {
+		t.Errorf("Add(late) = %+v, want Late only", a)
+	}
+	// Its earliest partner, a right element at 94s, expired at 99s+1ms.
+	if a := b.Add(r, left(99*sec, "late too")); !a.Late {
+		t.Errorf("Add(99s) not late at progress 100s")
+	}
+	// Its earliest partner, at 95s, expires at 100s+1ms: not yet removed.
+	if a := b.Add(r, left(100*sec, "on time")); a.Late {
+		t.Errorf("Add(100s) late at progress 100s")
+	}
+	if b.Len() != 1 {
+		t.Errorf("Len() = %d, want 1", b.Len())
+	}
+}

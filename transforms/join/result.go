@@ -1,0 +1,72 @@
+package join
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/beamjoin/beamjoin/transforms/join/match"
+)
+
+// Side says which input an element came from.
+type Side = match.Side
+
+// The two sides of a join.
+const (
+	Left  = match.Left
+	Right = match.Right
+)
+
+// Kind says what a join record is.
+type Kind uint8
+
+const (
+	// KindPair is a left and a right element that match.
+	KindPair Kind = iota
+	// KindUnmatched is an outer element with no partner: one side is nil.
+	KindUnmatched
+	// KindRetract withdraws an earlier KindUnmatched record for the same
+	// element (EmitRetract only); it carries the same side and value.
+	KindRetract
+)
+
+// String returns "pair", "unmatched" or "retract".
+func (k Kind) String() string {
+	switch k {
+	case KindPair:
+		return "pair"
+	case KindUnmatched:
+		return "unmatched"
+	case KindRetract:
+		return "retract"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Result is one record of an interval join of PCollection<KV<K,L>> and
+// PCollection<KV<K,R>>. Left or Right is nil when that side is absent, so an
+// absent value is never mistaken for a zero one; its time is then the zero
+// time.Time.
+//
+// The record's element timestamp is Time: max(LeftTime, RightTime) for a
+// pair, the element's own time for unmatched and retract records.
+type Result[K, L, R any] struct {
+	Kind      Kind
+	Key       K
+	Left      *L
+	Right     *R
+	LeftTime  time.Time
+	RightTime time.Time
+	Time      time.Time
+}
+
+// LateElement is an element the interval join judged late (an element is
+// late iff one of its potential partners may already have been cleaned up).
+// It was neither joined nor buffered. Exactly one of Left and Right is set,
+// the one named by Side; Time is its event time, also its element timestamp.
+type LateElement[K, L, R any] struct {
+	Side  Side
+	Key   K
+	Time  time.Time
+	Left  *L
+	Right *R
+}
