@@ -1,0 +1,52 @@
+package coders
+
+import (
+	"testing"
+
+	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestChunkRoundTrip(t *testing.T) {
+	b := match.NewBuffer[[]byte]()
+	rules := match.Rules{Bounds: match.Between(0, 0)}
+	b.Add(rules, match.Entry[[]byte]{Side: match.Left, Time: -5, Value: []byte("order")})
+	b.Add(rules, match.Entry[[]byte]{Side: match.Right, Time: -5, Value: []byte{}}) // matches: both flagged
+	b.Add(rules, match.Entry[[]byte]{Side: match.Left, Time: 1 << 40, Value: []byte("x")})
+	b.Expire(rules, -100) // sets progress without removing anything
+	appended := AppendEntry(nil, match.Entry[[]byte]{Side: match.Right, Time: 7, Value: []byte("late append")})
+
+	got, err := DecodeChunks([][]byte{EncodeBuffer(b), appended})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Progress != -100 {
+		t.Errorf("Progress = %d, want -100", got.Progress)
+	}
+	want := append(b.Entries(), match.Entry[[]byte]{Side: match.Right, Time: 7, Value: []byte("late append")})
+	// Restore orders each side by time; the appended right entry sorts last.
+	if diff := cmp.Diff(want, got.Entries(), cmp.Comparer(func(a, b []byte) bool { return string(a) == string(b) })); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeChunksErrors(t *testing.T) {
+	good := AppendEntry(nil, match.Entry[[]byte]{Side: match.Left, Time: 3, Value: []byte("abc")})
+	tests := []struct {
+		name  string
+		chunk []byte
+		want  string
+	}{
+		{"truncated_value", good[:len(good)-1], "beamjoin: coders: state chunk 0 at byte 2: truncated value"},
+		{"truncated_time", []byte{tagLeft}, "beamjoin: coders: state chunk 0 at byte 1: truncated time"},
+		{"unknown_tag", []byte{0x05, 0x02}, "beamjoin: coders: state chunk 0 at byte 0: unknown tag 0x5"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeChunks([][]byte{tc.chunk})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("DecodeChunks() error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,498 @@
+package join
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/join/match"
+)
+
+func init() {
+	register.DoFn3x1[beam.X, beam.Y, func(beam.X, encoded), error](&encodeFn{})
+	register.Emitter2[beam.X, encoded]()
+	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&intervalFn{})
+	register.Emitter3[beam.EventTime, beam.X, record]()
+	register.Emitter3[beam.EventTime, beam.X, encoded]()
+	register.DoFn4x1[beam.EventTime, beam.X, record, func(beam.Y), error](&resultFn{})
+	register.DoFn4x1[beam.EventTime, beam.X, encoded, func(beam.Y), error](&lateFn{})
+	register.Emitter1[beam.Y]()
+}
+
+// intervalOptions are the options Interval takes.
+const intervalOptions = setBounds | setType | setEmit | setLateness | setMaxBuffered | setCleanupEvery
+
+// Interval joins left, a PCollection<KV<K,L>>, with right, a
+// PCollection<KV<K,R>>: a left element l and a right element r with the
+// same key match iff lower <= ts(r) - ts(l) <= upper, with the bounds given
+// by Between. It returns the join's records, a PCollection<Result[K,L,R]>,
+// and the elements judged late, a PCollection<LateElement[K,L,R]>.
+//
+//	results, late := join.Interval[string, Order, Payment](s, orders, payments,
+//		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
+//
+// The left element is always the reference, whichever arrives first, so the
+// pairs depend only on which elements are present, never on arrival order.
+// Inner (the default), LeftOuter, RightOuter and FullOuter choose which
+// elements without a partner are reported; EmitImmediate (the default),
+// EmitFinal and EmitRetract choose when.
+//
+// # How it runs
+//
+// Interval tags each side's values with their side, encoding them with the
+// input's own Beam coder, flattens the two, and runs one stateful DoFn on the
+// key. The DoFn keeps both sides of a key in one state.Bag (a bag element is
+// a chunk of entries, see package coders) and cleans it with one
+// event-time timer:
+//
+//   - An arriving element costs two state calls: one bag read and one
+//     append. Eviction (MaxBufferedPerKey) adds a clear: the bag is
+//     rewritten as one chunk.
+//   - The cleanup timer fires at the key's earliest expiry, rounded up to
+//     CleanupEvery (default 1 s). A firing reads the bag, removes everything
+//     that has expired and writes the rest back as one chunk: three calls,
+//     shared by every element that expired in that span.
+//
+// A left element can be matched until event time passes
+// ts + max(upper, 0) + allowed lateness, a right element until
+// ts + max(-lower, 0) + allowed lateness; then it is removed and, under
+// EmitFinal, reported unmatched if it is on an outer side and never matched.
+// The timer holds the output watermark at the oldest buffered outer element,
+// so EmitFinal and EmitRetract records, which carry that element's own
+// timestamp, are never late downstream.
+//
+// # Late data
+//
+// A DoFn cannot read the watermark, so lateness is judged per key from the
+// cleanup already done: an element is late iff one of its potential partners
+// may already have been removed. Late elements are not joined or buffered;
+// they go to the second output. An element that is not behind the watermark
+// by more than the allowed lateness is never late, so no pair is lost at the
+// cleanup boundary. After a key's last element is removed the key remembers
+// its progress for one more join span (max(upper,0) + max(-lower,0) +
+// allowed lateness); then its state is cleared, and an element arriving for
+// that key later still is treated as new.
+//
+// # Counters
+//
+// Beam counters in namespace "beamjoin": left_in and right_in; pairs_out,
+// retractions_out, left_unmatched_out and right_unmatched_out (records);
+// and each element's fate, exactly one per element once its key is cleaned
+// up: left_matched, left_unmatched (an outer element that never matched),
+// left_expired (an inner-side element that never matched), left_evicted,
+// left_late, and the same for right. The distribution buffered_per_key
+// records a key's buffered count at each arrival, and the counter
+// keys_with_state goes up when a key gets state and down when its state is
+// cleared: it is zero once every key's state is gone.
+//
+// Interval panics on misuse with a clear message; TryInterval returns the
+// error.
+func Interval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late beam.PCollection) {
+	results, late, err := TryInterval[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return results, late
+}
+
+// TryInterval is Interval returning an error instead of panicking.
+func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late beam.PCollection, err error) {
+	s = s.Scope("join.Interval")
+	cfg, err := newConfig("join.Interval", intervalOptions, opts)
+	if err != nil {
+		return results, late, err
+	}
+	if cfg.set&setBounds == 0 {
+		return results, late, fmt.Errorf("beamjoin: join.Interval needs bounds: add join.Between(lower, upper)")
+	}
+	if err := cfg.rules.Validate(); err != nil {
+		return results, late, err
+	}
+	if err := checkKV[K, L]("join.Interval", "left", left); err != nil {
+		return results, late, err
+	}
+	if err := checkKV[K, R]("join.Interval", "right", right); err != nil {
+		return results, late, err
+	}
+	leftCoder, err := coders.KVValue(left)
+	if err != nil {
+		return results, late, err
+	}
+	rightCoder, err := coders.KVValue(right)
+	if err != nil {
+		return results, late, err
+	}
+
+	tagged := beam.Flatten(s,
+		beam.ParDo(s.Scope("left"), &encodeFn{Side: match.Left, Value: leftCoder}, left),
+		beam.ParDo(s.Scope("right"), &encodeFn{Side: match.Right, Value: rightCoder}, right))
+	fn := &intervalFn{
+		Rules:        cfg.rules,
+		MaxBuffered:  cfg.maxBuffered,
+		CleanupEvery: cfg.cleanupEvery.Milliseconds(),
+		Buffer:       state.MakeBagState[[]byte]("buffer"),
+		Cleanup:      timers.InEventTime("cleanup"),
+	}
+	raw, rawLate := beam.ParDo2(s, fn, tagged)
+
+	resultType := reflect.TypeOf(Result[K, L, R]{})
+	results = beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: resultType}, Left: leftCoder, Right: rightCoder}, raw,
+		beam.TypeDefinition{Var: beam.YType, T: resultType})
+	lateType := reflect.TypeOf(LateElement[K, L, R]{})
+	late = beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
+		beam.TypeDefinition{Var: beam.YType, T: lateType})
+	return results, late, nil
+}
+
+// checkKV reports whether col is a PCollection<KV<K,V>>.
+func checkKV[K, V any](op, side string, col beam.PCollection) error {
+	if !col.IsValid() {
+		return fmt.Errorf("beamjoin: %s: %s input is not a valid PCollection", op, side)
+	}
+	if !typex.IsKV(col.Type()) {
+		return fmt.Errorf("beamjoin: %s: %s input is PCollection<%v>, want a PCollection of KV<key, value>", op, side, col.Type())
+	}
+	k, v := beam.ValidateKVType(col)
+	wantK, wantV := reflect.TypeOf((*K)(nil)).Elem(), reflect.TypeOf((*V)(nil)).Elem()
+	if k.Type() != wantK || v.Type() != wantV {
+		return fmt.Errorf("beamjoin: %s: %s input is PCollection<KV<%v,%v>>, but the type arguments say KV<%v,%v>", op, side, k.Type(), v.Type(), wantK, wantV)
+	}
+	return nil
+}
+
+// encoded is a value tagged with its side and encoded with its input's coder.
+type encoded struct {
+	Side  uint8
+	Value []byte
+}
+
+// encodeFn tags one side's values and encodes them.
+type encodeFn struct {
+	Side  match.Side
+	Value coders.Element
+}
+
+func (f *encodeFn) Setup() error { return f.Value.Setup() }
+
+func (f *encodeFn) ProcessElement(k beam.X, v beam.Y, emit func(beam.X, encoded)) error {
+	b, err := f.Value.Encode(v)
+	if err != nil {
+		return err
+	}
+	emit(k, encoded{Side: uint8(f.Side), Value: b})
+	return nil
+}
+
+// record is a join record before its values are decoded.
+type record struct {
+	Kind                Kind
+	HasLeft, HasRight   bool
+	LeftTime, RightTime int64
+	Left, Right         []byte
+}
+
+// intervalFn is the interval join's stateful DoFn. It only moves data
+// between state, the timer and the matching core (package match).
+type intervalFn struct {
+	Rules        match.Rules
+	MaxBuffered  int
+	CleanupEvery int64
+
+	Buffer  state.Bag[[]byte]
+	Cleanup timers.EventTime
+}
+
+// noHold marks a timer that holds no output watermark.
+const noHold = int64(-1 << 63)
+
+// timer is where the cleanup timer of a buffer must be: the firing time and
+// the output watermark hold.
+type timer struct {
+	fire, hold int64
+	set        bool
+}
+
+// timerFor derives the timer from the buffer alone, so that a firing can
+// recompute which time it is for: the earliest expiry rounded up to
+// CleanupEvery, holding the output watermark at the oldest outer element
+// when EmitFinal or EmitRetract may still emit it; or, for a buffer holding
+// only progress, the time its progress is forgotten.
+func (f *intervalFn) timerFor(b *match.Buffer[[]byte]) timer {
+	if next, ok := b.NextExpiry(f.Rules); ok {
+		t := timer{fire: roundUp(next, f.CleanupEvery), hold: noHold, set: true}
+		if f.Rules.Emit != match.Immediate {
+			for _, s := range []match.Side{match.Left, match.Right} {
+				if oldest, ok := b.Oldest(s); ok && f.Rules.Type.Outer(s) && (t.hold == noHold || oldest < t.hold) {
+					t.hold = oldest
+				}
+			}
+		}
+		return t
+	}
+	if b.Progress != match.NoProgress {
+		lo, hi := f.Rules.Bounds.Millis()
+		memory := max(hi, 0) + max(-lo, 0) + f.Rules.Lateness.Milliseconds() + 1
+		return timer{fire: roundUp(b.Progress+memory, f.CleanupEvery), hold: noHold, set: true}
+	}
+	return timer{}
+}
+
+func (f *intervalFn) setTimer(tp timers.Provider, t timer) {
+	hold := timers.WithNoOutputTimestamp()
+	if t.hold != noHold {
+		hold = timers.WithOutputTimestamp(time.UnixMilli(t.hold))
+	}
+	f.Cleanup.Set(tp, time.UnixMilli(t.fire), hold)
+}
+
+// roundUp rounds t up to a multiple of every.
+func roundUp(t, every int64) int64 {
+	if every <= 1 {
+		return t
+	}
+	r := t % every
+	switch {
+	case r > 0:
+		return t - r + every
+	case r < 0:
+		return t - r
+	}
+	return t
+}
+
+func (f *intervalFn) read(sp state.Provider) (*match.Buffer[[]byte], error) {
+	chunks, _, err := f.Buffer.Read(sp)
+	if err != nil {
+		return nil, fmt.Errorf("beamjoin: join.Interval: reading state: %w", err)
+	}
+	return coders.DecodeChunks(chunks)
+}
+
+// rewrite replaces the bag with the buffer, as one chunk.
+func (f *intervalFn) rewrite(sp state.Provider, b *match.Buffer[[]byte]) error {
+	if err := f.Buffer.Clear(sp); err != nil {
+		return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
+	}
+	if err := f.Buffer.Add(sp, coders.EncodeBuffer(b)); err != nil {
+		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
+	}
+	return nil
+}
+
+func (f *intervalFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	b, err := f.read(sp)
+	if err != nil {
+		return err
+	}
+	side := match.Side(in.Side)
+	counters.in[side].Inc(ctx, 1)
+	before := f.timerFor(b)
+	if !before.set {
+		counters.keysWithState.Inc(ctx, 1)
+	}
+	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
+	a := b.Add(f.Rules, e)
+	if a.Late {
+		counters.fate[side][match.Late].Inc(ctx, 1)
+		emitLate(et, key, in)
+		return nil
+	}
+	for _, x := range a.Retracted {
+		emit(beam.EventTime(x.Time), key, f.single(KindRetract, x))
+		counters.retractions.Inc(ctx, 1)
+	}
+	for _, x := range a.Partners {
+		l, r := e, x
+		if side == match.Right {
+			l, r = x, e
+		}
+		emit(beam.EventTime(max(l.Time, r.Time)), key, record{
+			Kind: KindPair, HasLeft: true, HasRight: true,
+			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
+		})
+	}
+	counters.pairs.Inc(ctx, int64(len(a.Partners)))
+	if a.Unmatched {
+		emit(et, key, f.single(KindUnmatched, e))
+		counters.unmatchedOut[side].Inc(ctx, 1)
+	}
+
+	counters.buffered.Inc(ctx, 1)
+	if f.MaxBuffered > 0 && b.Len() > f.MaxBuffered {
+		for _, x := range b.Evict(f.Rules, f.MaxBuffered) {
+			f.remove(ctx, key, x, true, emit)
+		}
+		if err := f.rewrite(sp, b); err != nil {
+			return err
+		}
+	} else {
+		e.Matched = len(a.Partners) > 0
+		if err := f.Buffer.Add(sp, coders.AppendEntry(nil, e)); err != nil {
+			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
+		}
+	}
+	counters.bufferedPerKey.Update(ctx, int64(b.Len()))
+	if after := f.timerFor(b); after != before {
+		f.setTimer(tp, after)
+	}
+	return nil
+}
+
+// remove accounts for an element leaving the buffer, emitting it as
+// unmatched if the emission mode says so.
+func (f *intervalFn) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
+	if f.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
+		emit(beam.EventTime(x.Time), key, f.single(KindUnmatched, x))
+		counters.unmatchedOut[x.Side].Inc(ctx, 1)
+	}
+	counters.fate[x.Side][f.Rules.FateOf(x.Side, x.Matched, evicted)].Inc(ctx, 1)
+	counters.buffered.Inc(ctx, -1)
+}
+
+// single is an unmatched or retract record for x.
+func (f *intervalFn) single(kind Kind, x match.Entry[[]byte]) record {
+	if x.Side == match.Left {
+		return record{Kind: kind, HasLeft: true, LeftTime: x.Time, Left: x.Value}
+	}
+	return record{Kind: kind, HasRight: true, RightTime: x.Time, Right: x.Value}
+}
+
+func (f *intervalFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
+	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	b, err := f.read(sp)
+	if err != nil {
+		return err
+	}
+	t := f.timerFor(b)
+	if !t.set {
+		return nil // state already gone; a stale firing
+	}
+	if b.Len() == 0 {
+		// Only progress is left, and its time is up.
+		if err := f.Buffer.Clear(sp); err != nil {
+			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
+		}
+		counters.keysWithState.Inc(ctx, -1)
+		return nil
+	}
+	for _, x := range b.Expire(f.Rules, t.fire) {
+		f.remove(ctx, key, x, false, emit)
+	}
+	if err := f.rewrite(sp, b); err != nil {
+		return err
+	}
+	f.setTimer(tp, f.timerFor(b))
+	return nil
+}
+
+// resultFn decodes records into the author's Result[K,L,R]. It is not
+// generic, so it can be registered in init; the result type travels as a
+// field and values are built by reflection.
+type resultFn struct {
+	Out         beam.EncodedType
+	Left, Right coders.Element
+
+	kind, key, left, right, leftTime, rightTime, time int
+}
+
+// fieldIndexes sets each *int to the index of the field of t it is named
+// after.
+func fieldIndexes(t reflect.Type, fields map[string]*int) error {
+	for name, p := range fields {
+		fl, ok := t.FieldByName(name)
+		if !ok {
+			return fmt.Errorf("beamjoin: %v has no field %s", t, name)
+		}
+		*p = fl.Index[0]
+	}
+	return nil
+}
+
+func (f *resultFn) Setup() error {
+	if err := fieldIndexes(f.Out.T, map[string]*int{"Kind": &f.kind, "Key": &f.key, "Left": &f.left, "Right": &f.right,
+		"LeftTime": &f.leftTime, "RightTime": &f.rightTime, "Time": &f.time}); err != nil {
+		return err
+	}
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	return f.Right.Setup()
+}
+
+func (f *resultFn) ProcessElement(et beam.EventTime, key beam.X, r record, emit func(beam.Y)) error {
+	v := reflect.New(f.Out.T).Elem()
+	v.Field(f.kind).Set(reflect.ValueOf(r.Kind))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	if r.HasLeft {
+		if err := setDecoded(v.Field(f.left), &f.Left, r.Left); err != nil {
+			return err
+		}
+		v.Field(f.leftTime).Set(reflect.ValueOf(time.UnixMilli(r.LeftTime).UTC()))
+	}
+	if r.HasRight {
+		if err := setDecoded(v.Field(f.right), &f.Right, r.Right); err != nil {
+			return err
+		}
+		v.Field(f.rightTime).Set(reflect.ValueOf(time.UnixMilli(r.RightTime).UTC()))
+	}
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	emit(v.Interface())
+	return nil
+}
+
+// setDecoded decodes b into a new value and stores its address in ptr, a
+// field of type *T.
+func setDecoded(ptr reflect.Value, c *coders.Element, b []byte) error {
+	x, err := c.Decode(b)
+	if err != nil {
+		return err
+	}
+	p := reflect.New(ptr.Type().Elem())
+	p.Elem().Set(reflect.ValueOf(x))
+	ptr.Set(p)
+	return nil
+}
+
+// lateFn decodes late elements into the author's LateElement[K,L,R].
+type lateFn struct {
+	Out         beam.EncodedType
+	Left, Right coders.Element
+
+	side, key, time, left, right int
+}
+
+func (f *lateFn) Setup() error {
+	if err := fieldIndexes(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Left": &f.left, "Right": &f.right}); err != nil {
+		return err
+	}
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	return f.Right.Setup()
+}
+
+func (f *lateFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.Y)) error {
+	v := reflect.New(f.Out.T).Elem()
+	side := match.Side(in.Side)
+	v.Field(f.side).Set(reflect.ValueOf(side))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	field, c := f.left, &f.Left
+	if side == match.Right {
+		field, c = f.right, &f.Right
+	}
+	if err := setDecoded(v.Field(field), c, in.Value); err != nil {
+		return err
+	}
+	emit(v.Interface())
+	return nil
+}

@@ -1,0 +1,33 @@
+package join
+
+import (
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/transforms/join/match"
+)
+
+// Namespace is the Beam metrics namespace of every beamjoin counter.
+const Namespace = "beamjoin"
+
+// counters are the interval join's metrics; see Interval for their meaning.
+var counters = func() (c struct {
+	in, unmatchedOut   [2]beam.Counter
+	fate               [2][match.Late + 1]beam.Counter
+	pairs, retractions beam.Counter
+	buffered           beam.Counter
+	keysWithState      beam.Counter
+	bufferedPerKey     beam.Distribution
+}) {
+	for _, s := range []match.Side{match.Left, match.Right} {
+		c.in[s] = beam.NewCounter(Namespace, s.String()+"_in")
+		c.unmatchedOut[s] = beam.NewCounter(Namespace, s.String()+"_unmatched_out")
+		for f := match.Matched; f <= match.Late; f++ {
+			c.fate[s][f] = beam.NewCounter(Namespace, s.String()+"_"+f.String())
+		}
+	}
+	c.pairs = beam.NewCounter(Namespace, "pairs_out")
+	c.retractions = beam.NewCounter(Namespace, "retractions_out")
+	c.buffered = beam.NewCounter(Namespace, "buffered")
+	c.keysWithState = beam.NewCounter(Namespace, "keys_with_state")
+	c.bufferedPerKey = beam.NewDistribution(Namespace, "buffered_per_key")
+	return c
+}()
