@@ -1,0 +1,124 @@
+package streamjoiner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/beamjoin/beamjoin/transforms/join/match"
+)
+
+// Type is a join type: which sides emit their elements that have no
+// partner. It is the matching core's type, so the StreamJoiner and the Beam
+// interval join cannot disagree about it.
+type Type = match.Type
+
+// The join types. The zero Type is Inner.
+const (
+	// Inner emits pairs only.
+	Inner = match.Inner
+	// LeftOuter also emits each left element that arrives with no partner
+	// buffered, paired with a nil right.
+	LeftOuter = match.LeftOuter
+	// RightOuter also emits each right element that arrives with no partner
+	// buffered, paired with a nil left.
+	RightOuter = match.RightOuter
+	// FullOuter emits unmatched elements of both sides.
+	FullOuter = match.FullOuter
+)
+
+// The defaults that a zero MaxStateSize or StateRetention stands for.
+const (
+	DefaultMaxStateSize   = 10000
+	DefaultStateRetention = time.Hour
+)
+
+// Config says how a StreamJoiner joins: the join type, the window, how to
+// read keys and timestamps, and how much it may buffer.
+//
+// Window, LeftKey and RightKey are required. Every other field has a
+// useful zero value: Type's is Inner, nil timestamp extractors stamp
+// elements with the Clock at arrival, a nil Clock is time.Now, and a zero
+// MaxStateSize or StateRetention means its default.
+type Config[L, R any, K comparable] struct {
+	// Type is the join type; the zero value is Inner.
+	Type Type
+	// Window is the time range in which elements match (see JoinWindow).
+	Window JoinWindow
+
+	// LeftKey and RightKey read the join key of an element. The zero K
+	// (the empty string, 0, a nil pointer or interface) is no key: the
+	// element is rejected with an error naming its side.
+	LeftKey  func(L) K
+	RightKey func(R) K
+
+	// LeftTime and RightTime read an element's timestamp in milliseconds
+	// since the Unix epoch. When nil, the element is stamped with Clock at
+	// arrival, so elements pair by arrival time.
+	LeftTime  func(L) int64
+	RightTime func(R) int64
+	// Clock is the arrival clock for sides without a timestamp extractor.
+	// Nil means time.Now; tests inject their own.
+	Clock func() time.Time
+
+	// MaxStateSize caps the elements buffered on both sides, across all
+	// keys. Past it the oldest by timestamp are evicted, on equal
+	// timestamps the left one first, and emit nothing. Zero means
+	// DefaultMaxStateSize.
+	MaxStateSize int
+	// StateRetention is how long an element stays buffered, measured from
+	// the largest timestamp seen so far on either side, not from the clock:
+	// after each element, everything older than that timestamp minus
+	// StateRetention is dropped and emits nothing. It must be at least the
+	// window's Span. Zero means DefaultStateRetention.
+	StateRetention time.Duration
+}
+
+// InnerJoin returns the configuration of an inner join on the given keys
+// and window, with every other field at its default.
+func InnerJoin[L, R any, K comparable](leftKey func(L) K, rightKey func(R) K, window JoinWindow) Config[L, R, K] {
+	return Config[L, R, K]{Type: Inner, Window: window, LeftKey: leftKey, RightKey: rightKey}
+}
+
+// LeftJoin returns the configuration of a left outer join on the given keys
+// and window, with every other field at its default.
+func LeftJoin[L, R any, K comparable](leftKey func(L) K, rightKey func(R) K, window JoinWindow) Config[L, R, K] {
+	return Config[L, R, K]{Type: LeftOuter, Window: window, LeftKey: leftKey, RightKey: rightKey}
+}
+
+// withDefaults validates c and returns it with its defaults filled in.
+func (c Config[L, R, K]) withDefaults() (Config[L, R, K], error) {
+	if c.Type > FullOuter {
+		return c, fmt.Errorf("beamjoin: unknown join type %v", c.Type)
+	}
+	if err := c.Window.validate(); err != nil {
+		return c, err
+	}
+	if c.LeftKey == nil {
+		return c, fmt.Errorf("beamjoin: left key selector is missing")
+	}
+	if c.RightKey == nil {
+		return c, fmt.Errorf("beamjoin: right key selector is missing")
+	}
+	switch {
+	case c.MaxStateSize < 0:
+		return c, fmt.Errorf("beamjoin: max state size %d must be > 0 (0 means the default, %d)", c.MaxStateSize, DefaultMaxStateSize)
+	case c.MaxStateSize == 0:
+		c.MaxStateSize = DefaultMaxStateSize
+	}
+	switch {
+	case c.StateRetention < 0:
+		return c, fmt.Errorf("beamjoin: state retention %v must be > 0 (0 means the default, %v)", c.StateRetention, DefaultStateRetention)
+	case c.StateRetention == 0:
+		c.StateRetention = DefaultStateRetention
+	}
+	if c.StateRetention%time.Millisecond != 0 {
+		return c, fmt.Errorf("beamjoin: state retention %v must be whole milliseconds, the precision of timestamps", c.StateRetention)
+	}
+	if span := c.Window.Span(); c.StateRetention < span {
+		return c, fmt.Errorf("beamjoin: state retention %v is shorter than the span %v of %v: elements still inside the window would be dropped", c.StateRetention, span, c.Window)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c, nil
+}

@@ -1,0 +1,93 @@
+// Package streamjoiner joins two streams in memory, element by element, by
+// key and time window: a plain-Go StreamJoiner for tests and single-process
+// programs, with no Beam in it. It decides matches with the same core
+// (package match) as beamjoin's Beam interval join, so the two agree on
+// which elements pair.
+//
+// # Joining
+//
+// A StreamJoiner is built from a Config and a JoinFunc:
+//
+//	cfg := streamjoiner.InnerJoin(
+//		func(o Order) string { return o.UserID },
+//		func(u User) string { return u.ID },
+//		streamjoiner.OfSize(10*time.Second))
+//	cfg.LeftTime = func(o Order) int64 { return o.At }
+//	cfg.RightTime = func(u User) int64 { return u.At }
+//	j, err := streamjoiner.New(cfg, func(o *Order, u *User) (Enriched, error) {
+//		return Enriched{OrderID: o.ID, Name: u.Name}, nil
+//	})
+//
+// New validates the configuration once; afterwards every element is fed
+// with ProcessLeft or ProcessRight, which returns the records the element
+// produced. An element is first matched against the other side's buffered
+// elements with the same key, then buffered itself, so whichever of two
+// partners arrives second produces their pair.
+//
+// # Matching
+//
+// A left element l and a right element r match iff their keys are equal and
+// r's timestamp lies in the JoinWindow around l's:
+//
+//	ts(l) - Before <= ts(r) <= ts(l) + After
+//
+// The left element is always the reference, whichever arrives first, so
+// the pairs produced depend only on which elements have been fed, not on
+// their order (as long as neither was dropped in between, see below). In
+// the matching core's terms the window is the bounds [-Before, +After]
+// (JoinWindow.Bounds).
+//
+// Timestamps are milliseconds since the Unix epoch, read by the LeftTime
+// and RightTime functions of the Config. A side without one is stamped with
+// the Config's Clock when its element arrives, so its elements pair by
+// arrival time.
+//
+// # Join types and outer records
+//
+// An Inner join emits pairs only. LeftOuter, RightOuter and FullOuter also
+// emit an element of their outer side(s) alone, with a nil partner, and do
+// so immediately: when it arrives and no partner is buffered. There is no
+// waiting and no retraction. If a partner arrives later, still inside the
+// window, the pair is emitted as a further record, so downstream sees the
+// element first unmatched and then matched and must tolerate or
+// deduplicate that. (The Beam interval join's EmitFinal and EmitRetract
+// modes avoid it; they need event time, which a StreamJoiner does not
+// have.)
+//
+// # Memory
+//
+// Two limits keep the buffers small, and neither emits anything:
+//
+//   - MaxStateSize caps the elements buffered on both sides across all keys.
+//     After an element is buffered, the oldest elements by timestamp are
+//     evicted until the cap holds again; on equal timestamps a left element
+//     goes before a right one.
+//   - StateRetention drops, after every element, everything older than the
+//     largest timestamp seen so far minus the retention. The reference is
+//     the data, not the clock, so a StreamJoiner replays historical
+//     timestamps the same way at any time. The retention must be at least
+//     the window's Span, so that no element a newly arrived one could match
+//     has been dropped.
+//
+// An element that arrives older than the retention still joins whatever is
+// buffered, and is then dropped at once.
+//
+// Both limits find the oldest elements through an index of keys ordered by
+// their oldest element, so the cost of an element does not grow with the
+// number of keys; within a key, partners are found by binary search.
+//
+// # Errors
+//
+// Construction errors name the field at fault. A key selector that returns
+// the zero value of K (the empty string, 0, a nil pointer, or a nil or zero
+// value in an interface K) makes ProcessLeft or ProcessRight fail with an
+// error naming the side, for which errors.Is(err, ErrEmptyKey) holds;
+// nothing is buffered. An error from the JoinFunc is returned wrapped,
+// together with the records made before it; the element stays buffered.
+//
+// # Concurrency
+//
+// All methods of a StreamJoiner may be called from many goroutines. They
+// take turns on one lock, so the functions of the Config and the JoinFunc
+// are never called concurrently by the same joiner.
+package streamjoiner

@@ -1,0 +1,167 @@
+package streamjoiner_test
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/beamjoin/beamjoin/transforms/streamjoiner"
+)
+
+// Strings joined with themselves: a right "k1" buffered first, then a left
+// "k1" within five seconds of it produces the pair.
+func Example() {
+	cfg := streamjoiner.InnerJoin(
+		func(s string) string { return s },
+		func(s string) string { return s },
+		streamjoiner.OfSize(5*time.Second))
+	// Without timestamp extractors elements are stamped with the clock when
+	// they arrive; a fixed clock keeps this example's output stable.
+	cfg.Clock = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+	joiner, err := streamjoiner.New(cfg, func(l, r *string) (string, error) {
+		return *l + "+" + *r, nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	out, _ := joiner.ProcessRight("k1")
+	fmt.Println(out)
+	out, _ = joiner.ProcessLeft("k1")
+	fmt.Println(out)
+	// Output:
+	// []
+	// [k1+k1]
+}
+
+type Order struct {
+	ID, UserID string
+	Amount     int
+	At         int64 // milliseconds since the Unix epoch
+}
+
+type User struct {
+	ID, Name string
+	At       int64
+}
+
+type EnrichedOrder struct {
+	OrderID, Name string
+	Amount        int
+}
+
+// Orders enriched with the user who placed them, if that user's record is
+// at most ten seconds away from the order, with the state limits set.
+func Example_orderUser() {
+	joiner, err := streamjoiner.New(
+		streamjoiner.Config[Order, User, string]{
+			Type:           streamjoiner.Inner,
+			Window:         streamjoiner.OfSize(10 * time.Second),
+			LeftKey:        func(o Order) string { return o.UserID },
+			RightKey:       func(u User) string { return u.ID },
+			LeftTime:       func(o Order) int64 { return o.At },
+			RightTime:      func(u User) int64 { return u.At },
+			MaxStateSize:   1000,
+			StateRetention: 30 * time.Minute,
+		},
+		func(o *Order, u *User) (EnrichedOrder, error) {
+			return EnrichedOrder{OrderID: o.ID, Name: u.Name, Amount: o.Amount}, nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	const t0 = 1_700_000_000_000
+	out, _ := joiner.ProcessRight(User{ID: "u1", Name: "Ada", At: t0})
+	fmt.Printf("%+v\n", out)
+	out, _ = joiner.ProcessLeft(Order{ID: "o1", UserID: "u1", Amount: 42, At: t0 + 4000})
+	fmt.Printf("%+v\n", out)
+	// Too late for Ada's record.
+	out, _ = joiner.ProcessLeft(Order{ID: "o2", UserID: "u1", Amount: 7, At: t0 + 11000})
+	fmt.Printf("%+v\n", out)
+	fmt.Println("buffered:", joiner.LeftBufferSize(), joiner.RightBufferSize())
+	// Output:
+	// []
+	// [{OrderID:o1 Name:Ada Amount:42}]
+	// []
+	// buffered: 2 1
+}
+
+// A full outer join emits an element with no partner at once, and the pair
+// as a further record when the partner comes: downstream sees "1|<nil>"
+// and then "1|1", and must tolerate or deduplicate that.
+func Example_fullOuter() {
+	joiner, err := streamjoiner.New(
+		streamjoiner.Config[string, int, string]{
+			Type:      streamjoiner.FullOuter,
+			Window:    streamjoiner.OfSize(time.Minute),
+			LeftKey:   func(s string) string { return s },
+			RightKey:  strconv.Itoa,
+			LeftTime:  func(string) int64 { return 0 },
+			RightTime: func(int) int64 { return 30_000 },
+		},
+		func(l *string, r *int) (string, error) {
+			left, right := "<nil>", "<nil>"
+			if l != nil {
+				left = *l
+			}
+			if r != nil {
+				right = strconv.Itoa(*r)
+			}
+			return left + "|" + right, nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	for _, feed := range []func() ([]string, error){
+		func() ([]string, error) { return joiner.ProcessLeft("1") },
+		func() ([]string, error) { return joiner.ProcessRight(1) },
+		func() ([]string, error) { return joiner.ProcessRight(2) },
+	} {
+		out, err := feed()
+		fmt.Println(out, err)
+	}
+	// Output:
+	// [1|<nil>] <nil>
+	// [1|1] <nil>
+	// [<nil>|2] <nil>
+}
+
+// JoinedElement is a ready-made record for a JoinFunc without a type of
+// its own; which side is absent shows in IsLeftOnly and IsRightOnly.
+func ExampleJoinedElement() {
+	at := func(s string) int64 { n, _ := strconv.Atoi(s[1:]); return int64(n) }
+	joiner, err := streamjoiner.New(
+		streamjoiner.Config[string, string, byte]{
+			Type:      streamjoiner.LeftOuter,
+			Window:    streamjoiner.AfterOnly(5 * time.Millisecond),
+			LeftKey:   func(s string) byte { return s[0] },
+			RightKey:  func(s string) byte { return s[0] },
+			LeftTime:  at,
+			RightTime: at,
+		},
+		func(l, r *string) (streamjoiner.JoinedElement[string, string], error) {
+			if r == nil {
+				return streamjoiner.LeftOnly[string, string](*l, at(*l)), nil
+			}
+			return streamjoiner.Joined(*l, *r, max(at(*l), at(*r))), nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	out, _ := joiner.ProcessLeft("a10")
+	fmt.Println(*out[0].Left, out[0].IsLeftOnly(), out[0].Timestamp)
+	out, _ = joiner.ProcessRight("a13")
+	fmt.Println(*out[0].Left, *out[0].Right, out[0].IsBothPresent(), out[0].Timestamp)
+	// Output:
+	// a10 true 10
+	// a10 a13 true 13
+}
+
+func ExampleJoinWindow_Contains() {
+	w := streamjoiner.Of(5*time.Second, 10*time.Second)
+	fmt.Println(w.Contains(100_000, 95_000), w.Contains(100_000, 94_999), w.Contains(100_000, 110_000))
+	fmt.Println(w.Bounds())
+	// Output:
+	// true false true
+	// [-5s, 10s]
+}

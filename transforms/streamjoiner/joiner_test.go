@@ -1,0 +1,672 @@
+package streamjoiner
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// ev is an element of either side in these tests: a key, a timestamp in
+// milliseconds and a name that shows in the output.
+type ev struct {
+	Key  string
+	At   int64
+	Name string
+}
+
+func L(key string, at int64, name string) step { return step{side: "left", in: ev{key, at, name}} }
+func R(key string, at int64, name string) step { return step{side: "right", in: ev{key, at, name}} }
+
+// step feeds one element and says what the joiner answers.
+type step struct {
+	side string
+	in   ev
+	out  []string // records, "left+right" with "_" for an absent side
+	size [2]int   // LeftBufferSize, RightBufferSize afterwards
+}
+
+func (s step) want(size [2]int, out ...string) step {
+	s.out, s.size = out, size
+	return s
+}
+
+// name is the JoinFunc of these tests.
+func name(l, r *ev) (string, error) {
+	ln, rn := "_", "_"
+	if l != nil {
+		ln = l.Name
+	}
+	if r != nil {
+		rn = r.Name
+	}
+	return ln + "+" + rn, nil
+}
+
+func config(ty Type, w JoinWindow) Config[ev, ev, string] {
+	return Config[ev, ev, string]{
+		Type:      ty,
+		Window:    w,
+		LeftKey:   func(e ev) string { return e.Key },
+		RightKey:  func(e ev) string { return e.Key },
+		LeftTime:  func(e ev) int64 { return e.At },
+		RightTime: func(e ev) int64 { return e.At },
+	}
+}
+
+// run feeds the steps to a joiner made from cfg and diffs the whole
+// transcript: every step's records and buffer sizes.
+func run(t *testing.T, cfg Config[ev, ev, string], steps []step) {
+	t.Helper()
+	j, err := New(cfg, name)
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	type result struct {
+		In   string
+		Out  []string
+		Size [2]int
+	}
+	var got, want []result
+	for _, s := range steps {
+		var out []string
+		if s.side == "left" {
+			out, err = j.ProcessLeft(s.in)
+		} else {
+			out, err = j.ProcessRight(s.in)
+		}
+		if err != nil {
+			t.Fatalf("Process %s %v: %v", s.side, s.in, err)
+		}
+		in := fmt.Sprintf("%s %s@%d %s", s.side, s.in.Key, s.in.At, s.in.Name)
+		got = append(got, result{in, out, [2]int{j.LeftBufferSize(), j.RightBufferSize()}})
+		want = append(want, result{in, s.out, s.size})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("transcript (-want +got):\n%s", diff)
+	}
+}
+
+const sec = int64(time.Second / time.Millisecond)
+
+func TestJoinTypes(t *testing.T) {
+	// The window lets a right element be 5 s before to 10 s after a left one.
+	w := Of(5*time.Second, 10*time.Second)
+	tests := []struct {
+		name  string
+		ty    Type
+		steps []step
+	}{
+		{"inner_emits_pairs_only", Inner, []step{
+			L("a", 10*sec, "l1").want([2]int{1, 0}),
+			L("a", 12*sec, "l2").want([2]int{2, 0}),
+			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"), // +10 s inclusive, +8 s
+			R("b", 20*sec, "r2").want([2]int{2, 2}),
+			L("b", 26*sec, "l3").want([2]int{3, 2}),         // r2 is 6 s before: outside
+			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"), // -5 s inclusive; l2 is -7 s
+			L("c", 0, "l4").want([2]int{4, 3}),
+		}},
+		{"left_outer_emits_unmatched_left_on_arrival", LeftOuter, []step{
+			L("a", 10*sec, "l1").want([2]int{1, 0}, "l1+_"),
+			L("a", 12*sec, "l2").want([2]int{2, 0}, "l2+_"),
+			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"),
+			R("b", 20*sec, "r2").want([2]int{2, 2}),
+			L("b", 26*sec, "l3").want([2]int{3, 2}, "l3+_"),
+			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"),
+			L("c", 0, "l4").want([2]int{4, 3}, "l4+_"),
+		}},
+		{"right_outer_emits_unmatched_right_on_arrival", RightOuter, []step{
+			L("a", 10*sec, "l1").want([2]int{1, 0}),
+			L("a", 12*sec, "l2").want([2]int{2, 0}),
+			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"),
+			R("b", 20*sec, "r2").want([2]int{2, 2}, "_+r2"),
+			L("b", 26*sec, "l3").want([2]int{3, 2}),
+			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"),
+			L("c", 0, "l4").want([2]int{4, 3}),
+		}},
+		{"full_outer_emits_unmatched_of_both_sides", FullOuter, []step{
+			L("a", 10*sec, "l1").want([2]int{1, 0}, "l1+_"),
+			L("a", 12*sec, "l2").want([2]int{2, 0}, "l2+_"),
+			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"),
+			R("b", 20*sec, "r2").want([2]int{2, 2}, "_+r2"),
+			L("b", 26*sec, "l3").want([2]int{3, 2}, "l3+_"),
+			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"),
+			L("c", 0, "l4").want([2]int{4, 3}, "l4+_"),
+		}},
+		{"outer_late_partner_adds_pair_without_retraction", FullOuter, []step{
+			R("a", 10*sec, "r1").want([2]int{0, 1}, "_+r1"),
+			L("a", 10*sec, "l1").want([2]int{1, 1}, "l1+r1"),
+			R("a", 11*sec, "r2").want([2]int{1, 2}, "l1+r2"),
+		}},
+		{"partners_in_timestamp_order_not_arrival_order", Inner, []step{
+			R("a", 15*sec, "r15").want([2]int{0, 1}),
+			R("a", 6*sec, "r6").want([2]int{0, 2}),
+			R("a", 12*sec, "r12").want([2]int{0, 3}),
+			L("a", 10*sec, "l").want([2]int{1, 3}, "l+r6", "l+r12", "l+r15"),
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { run(t, config(tc.ty, w), tc.steps) })
+	}
+}
+
+func TestJoinWindow(t *testing.T) {
+	// Offsets of a right element from a left one, in milliseconds.
+	probes := []int64{-10001, -10000, -5001, -5000, -1, 0, 1, 5000, 5001, 10000, 10001}
+	tests := []struct {
+		name          string
+		window        JoinWindow
+		before, after time.Duration
+		bounds        string
+		span          time.Duration
+		contains      []int64
+	}{
+		{"of_is_asymmetric", Of(5*time.Second, 10*time.Second), 5 * time.Second, 10 * time.Second,
+			"[-5s, 10s]", 15 * time.Second, []int64{-5000, -1, 0, 1, 5000, 5001, 10000}},
+		{"of_size_is_symmetric", OfSize(5 * time.Second), 5 * time.Second, 5 * time.Second,
+			"[-5s, 5s]", 10 * time.Second, []int64{-5000, -1, 0, 1, 5000}},
+		{"after_only_looks_forward", AfterOnly(10 * time.Second), 0, 10 * time.Second,
+			"[0s, 10s]", 10 * time.Second, []int64{0, 1, 5000, 5001, 10000}},
+		{"before_only_looks_back", BeforeOnly(10 * time.Second), 10 * time.Second, 0,
+			"[-10s, 0s]", 10 * time.Second, []int64{-10000, -5001, -5000, -1, 0}},
+		{"negative_after_excludes_the_left_time", Of(10*time.Second, -5*time.Second), 10 * time.Second, -5 * time.Second,
+			"[-10s, -5s]", 10 * time.Second, []int64{-10000, -5001, -5000}},
+		{"zero_size_is_same_millisecond", OfSize(0), 0, 0,
+			"[0s, 0s]", 0, []int64{0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			type view struct {
+				Before, After, Span time.Duration
+				Bounds              string
+				Contains, Joins     []int64
+			}
+			want := view{tc.before, tc.after, tc.span, tc.bounds, tc.contains, tc.contains}
+			got := view{Before: tc.window.Before(), After: tc.window.After(), Span: tc.window.Span(), Bounds: tc.window.Bounds().String()}
+			const ref = 100 * sec
+			for _, d := range probes {
+				if tc.window.Contains(ref, ref+d) {
+					got.Contains = append(got.Contains, d)
+				}
+			}
+			// A joiner with the window pairs exactly the offsets it contains.
+			cfg := config(Inner, tc.window)
+			cfg.StateRetention = time.Hour
+			j, err := New(cfg, name)
+			if err != nil {
+				t.Fatalf("New() = %v", err)
+			}
+			if _, err := j.ProcessLeft(ev{"k", ref, "l"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range probes {
+				out, err := j.ProcessRight(ev{"k", ref + d, "r"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(out) > 0 {
+					got.Joins = append(got.Joins, d)
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEviction(t *testing.T) {
+	tests := []struct {
+		name  string
+		ty    Type
+		max   int
+		steps []step
+	}{
+		{"oldest_across_keys_and_sides_goes_first", Inner, 3, []step{
+			L("a", 5*sec, "la").want([2]int{1, 0}),
+			R("b", 2*sec, "rb").want([2]int{1, 1}),
+			L("c", 3*sec, "lc").want([2]int{2, 1}),
+			R("d", 9*sec, "rd").want([2]int{2, 1}),                      // rb (2 s) goes
+			L("b", 2*sec, "probe").want([2]int{2, 1}),                   // rb is gone; the probe is the oldest and goes
+			R("c", 3*sec, "probe2").want([2]int{1, 2}, "lc+probe2"),     // lc was kept; now it goes, left first
+			L("c", 3*sec, "probe3").want([2]int{1, 2}, "probe3+probe2"), // probe2 was kept
+		}},
+		{"equal_timestamps_evict_left_first", Inner, 2, []step{
+			R("a", 3*sec, "r").want([2]int{0, 1}),
+			L("b", 3*sec, "l").want([2]int{1, 1}),
+			R("c", 4*sec, "r4").want([2]int{0, 2}),               // l goes, r stays
+			L("a", 3*sec, "probe").want([2]int{0, 2}, "probe+r"), // r was kept; the probe is now the oldest left
+		}},
+		{"a_new_element_older_than_all_joins_then_goes", Inner, 2, []step{
+			L("a", 10*sec, "l10").want([2]int{1, 0}),
+			L("a", 11*sec, "l11").want([2]int{2, 0}),
+			R("a", 8*sec, "r8").want([2]int{2, 0}, "l10+r8", "l11+r8"),
+		}},
+		{"eviction_emits_nothing_even_for_outer_joins", FullOuter, 1, []step{
+			L("a", 1*sec, "l1").want([2]int{1, 0}, "l1+_"),
+			R("b", 2*sec, "r2").want([2]int{0, 1}, "_+r2"),
+			L("c", 3*sec, "l3").want([2]int{1, 0}, "l3+_"),
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(tc.ty, OfSize(5*time.Second))
+			cfg.MaxStateSize = tc.max
+			run(t, cfg, tc.steps)
+		})
+	}
+}
+
+func TestRetention(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"measured_from_largest_timestamp_on_either_side", []step{
+			L("a", 0, "l0").want([2]int{1, 0}),
+			L("b", 15*sec, "l15").want([2]int{2, 0}),
+			R("c", 30*sec, "r30").want([2]int{1, 1}), // cutoff 10 s: l0 goes
+			R("a", 5*sec, "r5").want([2]int{1, 1}),   // l0 is gone; r5 is behind the cutoff and goes too
+			R("b", 20*sec, "r20").want([2]int{1, 2}, "l15+r20"),
+		}},
+		{"element_at_the_cutoff_stays", []step{
+			L("a", 30*sec, "l30").want([2]int{1, 0}),
+			L("x", 10*sec, "l10").want([2]int{2, 0}),
+			R("x", 10*sec, "r10").want([2]int{2, 1}, "l10+r10"),
+			R("y", 30*sec+1, "r").want([2]int{1, 1}), // cutoff 10 s + 1 ms: l10 and r10 go
+		}},
+		{"a_late_element_still_joins_what_is_buffered", []step{
+			L("a", 100*sec, "l100").want([2]int{1, 0}),
+			L("a", 79*sec, "l79").want([2]int{1, 0}), // behind the cutoff 80 s
+			R("a", 99*sec, "r99").want([2]int{1, 1}, "l100+r99"),
+		}},
+		{"an_old_timestamp_does_not_move_the_cutoff_back", []step{
+			L("a", 100*sec, "l100").want([2]int{1, 0}),
+			L("b", 0, "l0").want([2]int{1, 0}),
+			R("b", 0, "r0").want([2]int{1, 0}), // l0 dropped, so no pair
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(Inner, OfSize(10*time.Second))
+			cfg.StateRetention = 20 * time.Second
+			cfg.Clock = func() time.Time {
+				t.Error("the clock was read; retention must be measured from timestamps")
+				return time.Time{}
+			}
+			run(t, cfg, tc.steps)
+		})
+	}
+}
+
+// TestRetentionIgnoresTheClock feeds timestamps from 1970 while the clock
+// says 2026: nothing is dropped for being old by the clock.
+func TestRetentionIgnoresTheClock(t *testing.T) {
+	cfg := config(Inner, OfSize(time.Second))
+	cfg.StateRetention = time.Second * 2
+	cfg.RightTime = nil
+	cfg.Clock = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+	j, err := New(cfg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(5) {
+		if _, err := j.ProcessLeft(ev{fmt.Sprint(i), i, "l"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := j.LeftBufferSize(); got != 5 {
+		t.Errorf("LeftBufferSize() = %d, want 5", got)
+	}
+	// A right element stamped by the clock moves the largest timestamp to
+	// 2026, and everything from 1970 goes.
+	if _, err := j.ProcessRight(ev{Key: "0", Name: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := [2]int{j.LeftBufferSize(), j.RightBufferSize()}; got != [2]int{0, 1} {
+		t.Errorf("sizes = %v, want [0 1]", got)
+	}
+}
+
+func TestDefaultTimestampIsArrivalClock(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	cfg := config(LeftOuter, OfSize(5*time.Second))
+	cfg.LeftTime, cfg.RightTime = nil, nil
+	cfg.Clock = func() time.Time { return now }
+	j, err := New(cfg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	feed := func(left bool, e ev, advance time.Duration) {
+		var out []string
+		var err error
+		if left {
+			out, err = j.ProcessLeft(e)
+		} else {
+			out, err = j.ProcessRight(e)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, out)
+		now = now.Add(advance)
+	}
+	feed(true, ev{Key: "a", At: 99, Name: "l1"}, 5*time.Second) // At is ignored
+	feed(false, ev{Key: "a", Name: "r1"}, time.Millisecond)     // 5 s later: still in the window
+	feed(false, ev{Key: "a", Name: "r2"}, 0)                    // 5.001 s: outside
+	want := [][]string{{"l1+_"}, {"l1+r1"}, nil}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	valid := config(Inner, OfSize(5*time.Second))
+	tests := []struct {
+		name string
+		edit func(*Config[ev, ev, string])
+		fn   JoinFunc[ev, ev, string]
+		want string
+	}{
+		{"unknown_type", func(c *Config[ev, ev, string]) { c.Type = 7 }, name,
+			"beamjoin: unknown join type Type(7)"},
+		{"missing_window", func(c *Config[ev, ev, string]) { c.Window = JoinWindow{} }, name,
+			"beamjoin: join window is missing; make one with Of, OfSize, AfterOnly or BeforeOnly"},
+		{"window_matches_nothing", func(c *Config[ev, ev, string]) { c.Window = Of(-5*time.Second, 2*time.Second) }, name,
+			"beamjoin: JoinWindow(before=-5s, after=2s) matches nothing: before + after is negative"},
+		{"window_finer_than_a_millisecond", func(c *Config[ev, ev, string]) { c.Window = AfterOnly(1500 * time.Microsecond) }, name,
+			"beamjoin: JoinWindow(before=0s, after=1.5ms) must be whole milliseconds, the precision of timestamps"},
+		{"missing_left_key", func(c *Config[ev, ev, string]) { c.LeftKey = nil }, name,
+			"beamjoin: left key selector is missing"},
+		{"missing_right_key", func(c *Config[ev, ev, string]) { c.RightKey = nil }, name,
+			"beamjoin: right key selector is missing"},
+		{"negative_max_state_size", func(c *Config[ev, ev, string]) { c.MaxStateSize = -1 }, name,
+			"beamjoin: max state size -1 must be > 0 (0 means the default, 10000)"},
+		{"negative_retention", func(c *Config[ev, ev, string]) { c.StateRetention = -time.Second }, name,
+			"beamjoin: state retention -1s must be > 0 (0 means the default, 1h0m0s)"},
+		{"retention_finer_than_a_millisecond", func(c *Config[ev, ev, string]) { c.StateRetention = time.Minute + time.Microsecond }, name,
+			"beamjoin: state retention 1m0.000001s must be whole milliseconds, the precision of timestamps"},
+		{"retention_shorter_than_window_span", func(c *Config[ev, ev, string]) { c.StateRetention = 9 * time.Second }, name,
+			"beamjoin: state retention 9s is shorter than the span 10s of JoinWindow(before=5s, after=5s): elements still inside the window would be dropped"},
+		{"default_retention_shorter_than_window_span", func(c *Config[ev, ev, string]) { c.Window = Of(time.Hour, time.Minute) }, name,
+			"beamjoin: state retention 1h0m0s is shorter than the span 1h1m0s of JoinWindow(before=1h0m0s, after=1m0s): elements still inside the window would be dropped"},
+		{"retention_shorter_than_far_end_of_one_sided_window", func(c *Config[ev, ev, string]) {
+			c.Window, c.StateRetention = Of(10*time.Second, -2*time.Second), 8*time.Second
+		}, name,
+			"beamjoin: state retention 8s is shorter than the span 10s of JoinWindow(before=10s, after=-2s): elements still inside the window would be dropped"},
+		{"missing_join_function", func(*Config[ev, ev, string]) {}, nil,
+			"beamjoin: join function is missing"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := valid
+			tc.edit(&cfg)
+			j, err := New(cfg, tc.fn)
+			if err == nil {
+				t.Fatalf("New() = %v, nil; want error %q", j, tc.want)
+			}
+			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	j, err := New(InnerJoin(func(e ev) string { return e.Key }, func(e ev) string { return e.Key }, OfSize(time.Second)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{j.cfg.Type, j.cfg.MaxStateSize, j.cfg.StateRetention, j.cfg.Clock != nil}
+	if diff := cmp.Diff([]any{Inner, 10000, time.Hour, true}, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if c := LeftJoin(func(e ev) string { return e.Key }, func(e ev) string { return e.Key }, OfSize(time.Second)); c.Type != LeftOuter {
+		t.Errorf("LeftJoin().Type = %v, want left", c.Type)
+	}
+	// The span may equal the retention exactly.
+	cfg := config(Inner, Of(30*time.Minute, 30*time.Minute))
+	if _, err := New(cfg, name); err != nil {
+		t.Errorf("New() with span = retention: %v", err)
+	}
+}
+
+func TestEmptyKey(t *testing.T) {
+	type withPointer = Config[ev, ev, *string]
+	type withInterface = Config[ev, ev, any]
+	var nilString *string
+	s := "k"
+	tests := []struct {
+		name      string
+		join      func() (left, right error, sizes [2]int)
+		wantLeft  string
+		wantRight string
+	}{
+		{"empty_string", func() (error, error, [2]int) {
+			return feedBoth(config(Inner, OfSize(time.Second)), ev{Key: ""})
+		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
+		{"nil_pointer", func() (error, error, [2]int) {
+			return feedBoth(withPointer{Window: OfSize(time.Second),
+				LeftKey: func(ev) *string { return nilString }, RightKey: func(ev) *string { return nilString }}, ev{})
+		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
+		{"nil_interface", func() (error, error, [2]int) {
+			return feedBoth(withInterface{Window: OfSize(time.Second),
+				LeftKey: func(ev) any { return nil }, RightKey: func(ev) any { return nil }}, ev{})
+		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
+		{"nil_pointer_in_interface", func() (error, error, [2]int) {
+			return feedBoth(withInterface{Window: OfSize(time.Second),
+				LeftKey: func(ev) any { return nilString }, RightKey: func(ev) any { return nilString }}, ev{})
+		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
+		{"zero_value_in_interface", func() (error, error, [2]int) {
+			return feedBoth(withInterface{Window: OfSize(time.Second),
+				LeftKey: func(ev) any { return "" }, RightKey: func(ev) any { return 0 }}, ev{})
+		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
+		{"pointer_key_is_fine", func() (error, error, [2]int) {
+			return feedBoth(withPointer{Window: OfSize(time.Second),
+				LeftKey: func(ev) *string { return &s }, RightKey: func(ev) *string { return &s }}, ev{})
+		}, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			left, right, sizes := tc.join()
+			got := []string{errString(left), errString(right)}
+			if diff := cmp.Diff([]string{tc.wantLeft, tc.wantRight}, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			for _, err := range []error{left, right} {
+				if err != nil && !errors.Is(err, ErrEmptyKey) {
+					t.Errorf("errors.Is(%v, ErrEmptyKey) = false", err)
+				}
+			}
+			wantSizes := [2]int{1, 1}
+			if tc.wantLeft != "" {
+				wantSizes = [2]int{}
+			}
+			if sizes != wantSizes {
+				t.Errorf("buffer sizes = %v, want %v", sizes, wantSizes)
+			}
+		})
+	}
+}
+
+// feedBoth feeds e to both sides of a full outer joiner made from cfg.
+func feedBoth[K comparable](cfg Config[ev, ev, K], e ev) (left, right error, sizes [2]int) {
+	cfg.Type = FullOuter
+	cfg.LeftTime = func(ev) int64 { return 0 }
+	cfg.RightTime = func(ev) int64 { return 0 }
+	j, err := New(cfg, name)
+	if err != nil {
+		panic(err)
+	}
+	lout, left := j.ProcessLeft(e)
+	rout, right := j.ProcessRight(e)
+	if (left != nil && lout != nil) || (right != nil && rout != nil) {
+		panic("records returned with an empty key error")
+	}
+	return left, right, [2]int{j.LeftBufferSize(), j.RightBufferSize()}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestJoinFuncError(t *testing.T) {
+	boom := errors.New("boom")
+	j, err := New(config(FullOuter, OfSize(10*time.Second)), func(l, r *ev) (string, error) {
+		if l != nil && l.Name == "bad" || r != nil && r.Name == "bad" {
+			return "", boom
+		}
+		return name(l, r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		Out []string
+		Err string
+	}
+	var got []result
+	record := func(out []string, err error) {
+		got = append(got, result{out, errString(err)})
+		if err != nil && !errors.Is(err, boom) {
+			t.Errorf("errors.Is(%v, boom) = false", err)
+		}
+	}
+	record(j.ProcessLeft(ev{"a", 1 * sec, "ok"}))
+	record(j.ProcessLeft(ev{"a", 2 * sec, "bad"}))
+	record(j.ProcessRight(ev{"a", 3 * sec, "r"}))
+	record(j.ProcessRight(ev{"b", 4 * sec, "bad"}))
+	want := []result{
+		{[]string{"ok+_"}, ""},
+		{nil, "beamjoin: join function failed on key a, unmatched left at 2000: boom"},
+		// The failed element stayed buffered; the records before the failure
+		// are returned with the error.
+		{[]string{"ok+r"}, "beamjoin: join function failed on key a, left at 2000 and right at 3000: boom"},
+		{nil, "beamjoin: join function failed on key b, unmatched right at 4000: boom"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := [2]int{j.LeftBufferSize(), j.RightBufferSize()}; got != [2]int{2, 2} {
+		t.Errorf("sizes = %v, want [2 2]", got)
+	}
+}
+
+func TestClear(t *testing.T) {
+	cfg := config(Inner, OfSize(10*time.Second))
+	cfg.StateRetention = 20 * time.Second
+	j, err := New(cfg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.ProcessLeft(ev{"a", 100 * sec, "l"})
+	j.ProcessRight(ev{"b", 100 * sec, "r"})
+	j.Clear()
+	if got := [2]int{j.LeftBufferSize(), j.RightBufferSize()}; got != [2]int{} {
+		t.Errorf("sizes after Clear = %v, want [0 0]", got)
+	}
+	// The largest timestamp is forgotten too: old data joins again.
+	j.ProcessLeft(ev{"a", 0, "l0"})
+	out, _ := j.ProcessRight(ev{"a", 0, "r0"})
+	if diff := cmp.Diff([]string{"l0+r0"}, out); diff != "" {
+		t.Errorf("after Clear (-want +got):\n%s", diff)
+	}
+}
+
+// TestConcurrentCallers runs many goroutines against one joiner under the
+// race detector. Every key gets the same elements in some interleaving; an
+// inner join's pairs depend only on which elements are present, so the
+// result is known whatever the interleaving.
+func TestConcurrentCallers(t *testing.T) {
+	const goroutines, keys, perKey = 16, 8, 12 // perKey elements per side and key
+	j, err := New(config(Inner, OfSize(time.Second)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu  sync.Mutex
+		got []string
+		wg  sync.WaitGroup
+	)
+	for g := range goroutines {
+		wg.Go(func() {
+			var mine []string
+			for i := g; i < keys*perKey*2; i += goroutines {
+				k, n := fmt.Sprint(i%keys), i/keys
+				e := ev{Key: k, At: int64(n % perKey), Name: fmt.Sprintf("%s.%d", k, n%perKey)}
+				var out []string
+				var err error
+				if n < perKey {
+					out, err = j.ProcessLeft(e)
+				} else {
+					out, err = j.ProcessRight(e)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				mine = append(mine, out...)
+				_ = j.LeftBufferSize() + j.RightBufferSize()
+			}
+			mu.Lock()
+			got = append(got, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	var want []string
+	for k := range keys {
+		for l := range perKey {
+			for r := range perKey {
+				want = append(want, fmt.Sprintf("%d.%d+%d.%d", k, l, k, r))
+			}
+		}
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pairs (-want +got):\n%s", diff)
+	}
+	if got := [2]int{j.LeftBufferSize(), j.RightBufferSize()}; got != [2]int{keys * perKey, keys * perKey} {
+		t.Errorf("sizes = %v, want both %d", got, keys*perKey)
+	}
+
+	// Clear and the size cap under contention: no race, and the cap holds.
+	cfg := config(FullOuter, OfSize(time.Second))
+	cfg.MaxStateSize = 50
+	j2, err := New(cfg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range 300 {
+				e := ev{Key: fmt.Sprint(i % 7), At: int64(i), Name: "x"}
+				switch (g + i) % 5 {
+				case 0:
+					j2.ProcessLeft(e)
+				case 1, 2:
+					j2.ProcessRight(e)
+				case 3:
+					// Two calls: each size is within the cap, their sum need
+					// not be, as elements move between the calls.
+					if l, r := j2.LeftBufferSize(), j2.RightBufferSize(); l > cfg.MaxStateSize || r > cfg.MaxStateSize {
+						t.Errorf("%d and %d buffered, cap %d", l, r, cfg.MaxStateSize)
+					}
+				case 4:
+					if i%50 == 0 {
+						j2.Clear()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
