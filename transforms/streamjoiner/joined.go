@@ -3,8 +3,9 @@ package streamjoiner
 // JoinFunc builds one output record from a left and a right element. For a
 // pair both are set; for an unmatched element of an outer join the other
 // side is nil, so a zero value is never mistaken for an absent one. The
-// values pointed to are copies: the function may keep the pointers, and
-// writing through them changes nothing buffered.
+// pointers point at the joiner's own copies of the elements, which stay
+// buffered for later pairs: read through them, and copy what you keep,
+// but do not write through them.
 //
 // An error from it is returned, wrapped, by the ProcessLeft or ProcessRight
 // call that made it.

@@ -42,23 +42,18 @@ type StreamJoiner[L, R any, K comparable, O any] struct {
 	// or a zero value that == cannot see.
 	keyIsInterface bool
 
-	mu sync.Mutex
-	// keys holds the buffers of the keys that have elements buffered; a
-	// key whose buffer empties is deleted.
-	keys map[K]*keyState[L, R, K]
-	// byAge orders the same keys by their oldest element, so that eviction
-	// and retention find the oldest elements without scanning every key.
-	byAge   keyHeap[L, R, K]
+	mu      sync.Mutex
+	keys    keyTable[L, R, K]
 	sizes   [2]int // buffered elements per side
 	maxTime int64  // the largest timestamp seen, or math.MinInt64
-	nextSeq uint64 // breaks ties in byAge by the order keys appeared
 }
 
 // value is one buffered element of either side; only the field of its
-// side is set.
+// side is set. Elements are held by pointer, which keeps the core's
+// entries small, so that moving them is cheap.
 type value[L, R any] struct {
-	left  L
-	right R
+	left  *L
+	right *R
 }
 
 // New validates cfg, fills in its defaults and returns a joiner that joins
@@ -77,7 +72,7 @@ func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O
 		rules:          match.Rules{Bounds: cfg.Window.Bounds(), Type: cfg.Type, Emit: match.Immediate},
 		retention:      cfg.StateRetention.Milliseconds(),
 		keyIsInterface: reflect.TypeFor[K]().Kind() == reflect.Interface,
-		keys:           make(map[K]*keyState[L, R, K]),
+		keys:           newKeyTable[L, R, K](),
 		maxTime:        math.MinInt64,
 	}, nil
 }
@@ -104,7 +99,7 @@ func (j *StreamJoiner[L, R, K, O]) ProcessLeft(l L) ([]O, error) {
 	} else {
 		ts = j.cfg.Clock().UnixMilli()
 	}
-	return j.process(k, match.Entry[value[L, R]]{Side: match.Left, Time: ts, Value: value[L, R]{left: l}})
+	return j.process(k, match.Entry[value[L, R]]{Side: match.Left, Time: ts, Value: value[L, R]{left: &l}})
 }
 
 // ProcessRight is ProcessLeft mirrored: it joins a right element with the
@@ -124,7 +119,7 @@ func (j *StreamJoiner[L, R, K, O]) ProcessRight(r R) ([]O, error) {
 	} else {
 		ts = j.cfg.Clock().UnixMilli()
 	}
-	return j.process(k, match.Entry[value[L, R]]{Side: match.Right, Time: ts, Value: value[L, R]{right: r}})
+	return j.process(k, match.Entry[value[L, R]]{Side: match.Right, Time: ts, Value: value[L, R]{right: &r}})
 }
 
 // LeftBufferSize returns the number of left elements buffered, across all
@@ -148,12 +143,9 @@ func (j *StreamJoiner[L, R, K, O]) RightBufferSize() int {
 func (j *StreamJoiner[L, R, K, O]) Clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	clear(j.keys)
-	clear(j.byAge)
-	j.byAge = j.byAge[:0]
+	j.keys.clear()
 	j.sizes = [2]int{}
 	j.maxTime = math.MinInt64
-	j.nextSeq = 0
 }
 
 // isEmpty reports whether k is no key: the zero K or, for an interface K,
@@ -169,24 +161,14 @@ func (j *StreamJoiner[L, R, K, O]) isEmpty(k K) bool {
 // process joins e under key k, buffers it, applies the size cap and the
 // retention, and then makes the output records.
 func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O, error) {
-	ks := j.keys[k]
-	if ks == nil {
-		ks = &keyState[L, R, K]{key: k, buf: match.NewBuffer[value[L, R]](), seq: j.nextSeq}
-		j.nextSeq++
-		j.keys[k] = ks
-		ks.oldest, ks.oldestSide = e.Time, e.Side
-		j.byAge.push(ks)
-	} else if ks.olderThanOldest(e.Side, e.Time) {
-		ks.oldest, ks.oldestSide = e.Time, e.Side
-		j.byAge.up(ks.index)
-	}
-	arrival := ks.buf.Add(j.rules, e)
+	arrival := j.keys.buffer(k, e.Side, e.Time).Add(j.rules, e)
 	j.sizes[e.Side]++
 	j.maxTime = max(j.maxTime, e.Time)
 	j.evictOldest()
 	j.dropRetired()
 	// The records are made last, so that a failing fn cannot leave the
-	// buffers over their cap; arrival holds copies of the partners.
+	// buffers over their cap; arrival holds the partners even if they were
+	// evicted just now.
 	n := len(arrival.Partners)
 	if arrival.Unmatched {
 		n++
@@ -201,15 +183,14 @@ func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O
 		}
 		return out, err
 	}
-	self := e.Value
 	for i := range arrival.Partners {
 		p := &arrival.Partners[i]
 		var o O
 		var err error
 		if e.Side == match.Left {
-			o, err = j.fn(&self.left, &p.Value.right)
+			o, err = j.fn(e.Value.left, p.Value.right)
 		} else {
-			o, err = j.fn(&p.Value.left, &self.right)
+			o, err = j.fn(p.Value.left, e.Value.right)
 		}
 		if err != nil {
 			lt, rt := e.Time, p.Time
@@ -224,9 +205,9 @@ func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O
 		var o O
 		var err error
 		if e.Side == match.Left {
-			o, err = j.fn(&self.left, nil)
+			o, err = j.fn(e.Value.left, nil)
 		} else {
-			o, err = j.fn(nil, &self.right)
+			o, err = j.fn(nil, e.Value.right)
 		}
 		if err != nil {
 			return fail(fmt.Errorf("beamjoin: join function failed on key %v, unmatched %v at %d: %w", k, e.Side, e.Time, err))
@@ -240,8 +221,8 @@ func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O
 // until the buffers are within MaxStateSize.
 func (j *StreamJoiner[L, R, K, O]) evictOldest() {
 	for j.sizes[match.Left]+j.sizes[match.Right] > j.cfg.MaxStateSize {
-		ks := j.byAge[0]
-		j.removed(ks, ks.buf.Evict(j.rules, ks.buf.Len()-1))
+		buf, _, _ := j.keys.oldest()
+		j.removed(buf.Evict(j.rules, buf.Len()-1))
 	}
 }
 
@@ -252,23 +233,20 @@ func (j *StreamJoiner[L, R, K, O]) dropRetired() {
 	if j.maxTime > math.MinInt64+j.retention {
 		cutoff = j.maxTime - j.retention
 	}
-	for len(j.byAge) > 0 && j.byAge[0].oldest < cutoff {
-		ks := j.byAge[0]
-		j.removed(ks, ks.buf.DropBefore(j.rules, cutoff))
+	for {
+		buf, oldest, ok := j.keys.oldest()
+		if !ok || oldest >= cutoff {
+			return
+		}
+		j.removed(buf.DropBefore(j.rules, cutoff))
 	}
 }
 
-// removed accounts for elements that left ks's buffer and moves ks to its
-// new place in byAge, or out of the joiner if its buffer is empty.
-func (j *StreamJoiner[L, R, K, O]) removed(ks *keyState[L, R, K], gone []match.Entry[value[L, R]]) {
+// removed accounts for elements that just left the buffer of the key with
+// the oldest element.
+func (j *StreamJoiner[L, R, K, O]) removed(gone []match.Entry[value[L, R]]) {
 	for i := range gone {
 		j.sizes[gone[i].Side]--
 	}
-	if ks.buf.Len() == 0 {
-		j.byAge.remove(ks.index)
-		delete(j.keys, ks.key)
-		return
-	}
-	ks.oldest, ks.oldestSide = oldestOf(ks.buf)
-	j.byAge.down(ks.index)
+	j.keys.shrunk()
 }

@@ -2,23 +2,106 @@ package streamjoiner
 
 import "github.com/beamjoin/beamjoin/transforms/join/match"
 
-// keyState is one key's buffer, with its place in the joiner's index of
-// keys by age.
-type keyState[L, R any, K comparable] struct {
-	key K
-	buf *match.Buffer[value[L, R]]
-	// oldest and oldestSide are the time and side of the element the
-	// buffer would evict first (match.Buffer.Evict: oldest, left first).
-	oldest     int64
-	oldestSide match.Side
-	seq        uint64 // when the key appeared, to order equally old keys
-	index      int    // position in keyHeap
+// keyTable holds the buffers of the keys that have elements buffered, and
+// an index of them by age: a min-heap ordered by each key's oldest element,
+// whose root holds the element that eviction takes next across all keys and
+// the earliest timestamp that retention may drop. A key whose buffer
+// empties is deleted, so the table never outlives the data.
+//
+// Keys live in a slab and the heap holds their slots, not pointers, so
+// that keeping the heap in order is plain integer moves.
+type keyTable[L, R any, K comparable] struct {
+	slots  map[K]int32
+	states []keyState[L, R, K]
+	free   []int32 // slots of deleted keys, for reuse
+	byAge  []ageEntry
+	seq    uint64 // counts keys as they appear, to order equally old ones
 }
 
-// olderThanOldest reports whether an element of side s at ts would be
-// evicted before ks's current oldest element.
-func (ks *keyState[L, R, K]) olderThanOldest(s match.Side, ts int64) bool {
-	return ts < ks.oldest || (ts == ks.oldest && s == match.Left && ks.oldestSide == match.Right)
+// keyState is one key's buffer and its position in the heap.
+type keyState[L, R any, K comparable] struct {
+	key   K
+	buf   *match.Buffer[value[L, R]]
+	index int // in byAge
+}
+
+// ageEntry is one key in the heap: the time and side of the element its
+// buffer would evict first (match.Buffer.Evict: oldest, left first).
+type ageEntry struct {
+	oldest int64
+	seq    uint64
+	slot   int32
+	side   match.Side
+}
+
+func newKeyTable[L, R any, K comparable]() keyTable[L, R, K] {
+	return keyTable[L, R, K]{slots: make(map[K]int32)}
+}
+
+// buffer returns k's buffer, creating it for an element of side s at ts if
+// k has none, and otherwise moving k up the heap if that element will be
+// its oldest. Call it before adding the element.
+func (t *keyTable[L, R, K]) buffer(k K, s match.Side, ts int64) *match.Buffer[value[L, R]] {
+	if slot, ok := t.slots[k]; ok {
+		ks := &t.states[slot]
+		a := &t.byAge[ks.index]
+		if ts < a.oldest || (ts == a.oldest && s == match.Left && a.side == match.Right) {
+			a.oldest, a.side = ts, s
+			t.up(ks.index)
+		}
+		return ks.buf
+	}
+	var slot int32
+	if n := len(t.free); n > 0 {
+		slot, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		slot = int32(len(t.states))
+		t.states = append(t.states, keyState[L, R, K]{})
+	}
+	buf := match.NewBuffer[value[L, R]]()
+	t.states[slot] = keyState[L, R, K]{key: k, buf: buf, index: len(t.byAge)}
+	t.slots[k] = slot
+	t.byAge = append(t.byAge, ageEntry{oldest: ts, seq: t.seq, slot: slot, side: s})
+	t.seq++
+	t.up(len(t.byAge) - 1)
+	return buf
+}
+
+// oldest returns the buffer holding the oldest element of all keys, and
+// that element's time.
+func (t *keyTable[L, R, K]) oldest() (buf *match.Buffer[value[L, R]], ts int64, ok bool) {
+	if len(t.byAge) == 0 {
+		return nil, 0, false
+	}
+	a := t.byAge[0]
+	return t.states[a.slot].buf, a.oldest, true
+}
+
+// shrunk moves the key of the oldest element, whose buffer has just lost
+// its oldest elements, to its new place in the heap, or deletes it if its
+// buffer is empty.
+func (t *keyTable[L, R, K]) shrunk() {
+	a := &t.byAge[0]
+	ks := &t.states[a.slot]
+	if ks.buf.Len() == 0 {
+		delete(t.slots, ks.key)
+		t.free = append(t.free, a.slot)
+		*ks = keyState[L, R, K]{}
+		last := len(t.byAge) - 1
+		t.swap(0, last)
+		t.byAge = t.byAge[:last]
+		t.down(0)
+		return
+	}
+	a.oldest, a.side = oldestOf(ks.buf)
+	t.down(0)
+}
+
+// clear deletes every key.
+func (t *keyTable[L, R, K]) clear() {
+	clear(t.slots)
+	clear(t.states)
+	t.states, t.free, t.byAge, t.seq = t.states[:0], t.free[:0], t.byAge[:0], 0
 }
 
 // oldestOf returns the time and side of the element b would evict first.
@@ -32,76 +115,53 @@ func oldestOf[V any](b *match.Buffer[V]) (int64, match.Side) {
 	return rt, match.Right
 }
 
-// keyHeap is a min-heap of keys by their oldest element: its root holds the
-// element that eviction takes next across all keys, and the earliest
-// timestamp retention may drop. Each keyState knows its index, so a key
-// whose oldest element changed is moved in O(log keys).
-type keyHeap[L, R any, K comparable] []*keyState[L, R, K]
-
-func (h keyHeap[L, R, K]) less(i, j int) bool {
-	a, b := h[i], h[j]
+func (t *keyTable[L, R, K]) less(i, j int) bool {
+	a, b := &t.byAge[i], &t.byAge[j]
 	if a.oldest != b.oldest {
 		return a.oldest < b.oldest
 	}
-	if a.oldestSide != b.oldestSide {
-		return a.oldestSide == match.Left
+	if a.side != b.side {
+		return a.side == match.Left
 	}
 	return a.seq < b.seq
 }
 
-func (h keyHeap[L, R, K]) swap(i, j int) {
+func (t *keyTable[L, R, K]) swap(i, j int) {
+	h := t.byAge
 	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+	t.states[h[i].slot].index = i
+	t.states[h[j].slot].index = j
 }
 
-func (h *keyHeap[L, R, K]) push(ks *keyState[L, R, K]) {
-	ks.index = len(*h)
-	*h = append(*h, ks)
-	h.up(ks.index)
-}
-
-// remove takes the key at index i out of the heap.
-func (h *keyHeap[L, R, K]) remove(i int) {
-	last := len(*h) - 1
-	if i != last {
-		h.swap(i, last)
-	}
-	(*h)[last] = nil
-	*h = (*h)[:last]
-	if i != last {
-		h.down(i)
-		h.up(i)
-	}
-}
-
-// up moves the key at index i towards the root while it is older than its
-// parent.
-func (h keyHeap[L, R, K]) up(i int) {
+// up moves the key at heap index i towards the root while it is older
+// than its parent.
+func (t *keyTable[L, R, K]) up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !h.less(i, parent) {
+		if !t.less(i, parent) {
 			return
 		}
-		h.swap(i, parent)
+		t.swap(i, parent)
 		i = parent
 	}
 }
 
-// down moves the key at index i towards the leaves while a child is older.
-func (h keyHeap[L, R, K]) down(i int) {
+// down moves the key at heap index i towards the leaves while a child is
+// older.
+func (t *keyTable[L, R, K]) down(i int) {
+	n := len(t.byAge)
 	for {
 		least := i
-		if l := 2*i + 1; l < len(h) && h.less(l, least) {
+		if l := 2*i + 1; l < n && t.less(l, least) {
 			least = l
 		}
-		if r := 2*i + 2; r < len(h) && h.less(r, least) {
+		if r := 2*i + 2; r < n && t.less(r, least) {
 			least = r
 		}
 		if least == i {
 			return
 		}
-		h.swap(i, least)
+		t.swap(i, least)
 		i = least
 	}
 }

@@ -1,0 +1,178 @@
+package streamjoiner
+
+// A nested-loop reference StreamJoiner: every arrival scans everything
+// buffered. It is the oracle of the randomized test below and the baseline
+// of the benchmarks; it shares no code with the joiner, not even the match
+// rule.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type refElem struct {
+	left bool
+	ev
+}
+
+type reference struct {
+	before, after int64 // window in milliseconds
+	ty            Type
+	max           int
+	retention     int64
+	buf           []refElem // in arrival order
+	maxTime       int64
+	seen          bool
+}
+
+func newReference(cfg Config[ev, ev, string]) *reference {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		panic(err)
+	}
+	return &reference{
+		before: cfg.Window.Before().Milliseconds(), after: cfg.Window.After().Milliseconds(),
+		ty: cfg.Type, max: cfg.MaxStateSize, retention: cfg.StateRetention.Milliseconds(),
+	}
+}
+
+func (r *reference) outer(left bool) bool {
+	return r.ty == FullOuter || (left && r.ty == LeftOuter) || (!left && r.ty == RightOuter)
+}
+
+func (r *reference) process(e refElem) []string {
+	var partners []refElem
+	for _, b := range r.buf {
+		if b.left == e.left || b.Key != e.Key {
+			continue
+		}
+		l, rt := e.At, b.At
+		if !e.left {
+			l, rt = b.At, e.At
+		}
+		if l-r.before <= rt && rt <= l+r.after {
+			partners = append(partners, b)
+		}
+	}
+	slices.SortStableFunc(partners, func(a, b refElem) int { return int(a.At - b.At) })
+	var out []string
+	for _, p := range partners {
+		if e.left {
+			out = append(out, e.Name+"+"+p.Name)
+		} else {
+			out = append(out, p.Name+"+"+e.Name)
+		}
+	}
+	if len(partners) == 0 && r.outer(e.left) {
+		if e.left {
+			out = append(out, e.Name+"+_")
+		} else {
+			out = append(out, "_+"+e.Name)
+		}
+	}
+	r.buf = append(r.buf, e)
+	if !r.seen || e.At > r.maxTime {
+		r.maxTime, r.seen = e.At, true
+	}
+	for len(r.buf) > r.max {
+		oldest := 0
+		for i, b := range r.buf {
+			if o := r.buf[oldest]; b.At < o.At || (b.At == o.At && b.left && !o.left) {
+				oldest = i
+			}
+		}
+		r.buf = slices.Delete(r.buf, oldest, oldest+1)
+	}
+	cutoff := r.maxTime - r.retention
+	r.buf = slices.DeleteFunc(r.buf, func(b refElem) bool { return b.At < cutoff })
+	return out
+}
+
+func (r *reference) sizes() [2]int {
+	var n [2]int
+	for _, b := range r.buf {
+		if b.left {
+			n[0]++
+		} else {
+			n[1]++
+		}
+	}
+	return n
+}
+
+// TestMatchesNestedLoopReference feeds random streams, with many keys,
+// out-of-order timestamps, a small size cap and a short retention, to the
+// joiner and to the reference, and diffs the whole transcripts. Timestamps
+// are distinct, so that which of two equally old elements of different keys
+// is evicted first (the joiner: the key seen first) does not matter.
+func TestMatchesNestedLoopReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pairs := 0
+	for trial := range 300 {
+		before := time.Duration(rng.IntN(40)-10) * time.Millisecond
+		after := time.Duration(rng.IntN(40)-10) * time.Millisecond
+		if before+after < 0 {
+			before, after = after, before
+			before, after = -before, -after
+		}
+		cfg := config(Type(rng.IntN(4)), Of(before, after))
+		cfg.MaxStateSize = 1 + rng.IntN(30)
+		cfg.StateRetention = cfg.Window.Span() + time.Duration(rng.IntN(100))*time.Millisecond
+		if cfg.StateRetention == 0 {
+			cfg.StateRetention = time.Millisecond
+		}
+		j, err := New(cfg, name)
+		if err != nil {
+			t.Fatalf("trial %d: New(%v) = %v", trial, cfg.Window, err)
+		}
+		ref := newReference(cfg)
+		keys := 1 + rng.IntN(6)
+		n := 150
+		times := rng.Perm(4 * n)[:n] // distinct
+		// Mostly ascending, like a stream: sort, then disorder a little.
+		slices.Sort(times)
+		for i := range times {
+			if k := i + rng.IntN(8); k < len(times) && rng.IntN(3) == 0 {
+				times[i], times[k] = times[k], times[i]
+			}
+		}
+		type result struct {
+			Out  []string
+			Size [2]int
+		}
+		var got, want []result
+		for i, ts := range times {
+			e := refElem{rng.IntN(2) == 0, ev{fmt.Sprint(rng.IntN(keys)), int64(ts), fmt.Sprint(i)}}
+			var out []string
+			if e.left {
+				out, err = j.ProcessLeft(e.ev)
+			} else {
+				out, err = j.ProcessRight(e.ev)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, result{out, [2]int{j.LeftBufferSize(), j.RightBufferSize()}})
+			for _, o := range out {
+				if !strings.Contains(o, "_") {
+					pairs++
+				}
+			}
+			want = append(want, result{ref.process(e), ref.sizes()})
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("trial %d (%v, %v, max %d, retention %v): transcript (-reference +joiner):\n%s",
+				trial, cfg.Type, cfg.Window, cfg.MaxStateSize, cfg.StateRetention, diff)
+		}
+	}
+	if pairs < 5000 {
+		t.Errorf("only %d pairs in all trials: the test joins too little to mean much", pairs)
+	}
+	t.Logf("%d pairs", pairs)
+}
