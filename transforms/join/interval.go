@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -245,12 +246,38 @@ func (f *intervalFn) timerFor(b *match.Buffer[[]byte]) timer {
 	return timer{}
 }
 
-func (f *intervalFn) setTimer(tp timers.Provider, t timer) {
-	hold := timers.WithNoOutputTimestamp()
-	if t.hold != noHold {
-		hold = timers.WithOutputTimestamp(time.UnixMilli(t.hold))
+// moveTimer moves the cleanup timer from where it was (before) to where it
+// must be (after). A timer that need not hold the output watermark holds it
+// at its own firing time, Beam's default, which never holds it back.
+//
+// The timer's tag is its hold. Prism v2.77 miscounts watermark holds when a
+// timer is replaced by one with the same firing time and another hold (the
+// stale firing passes its check and drops the old hold twice), so a change
+// of hold clears the old timer and sets a new one under a new tag instead.
+// (timers.WithNoOutputTimestamp has a similar counting bug, hence the
+// firing-time hold.)
+func (f *intervalFn) moveTimer(tp timers.Provider, before, after timer) {
+	if after == before {
+		return
 	}
-	f.Cleanup.Set(tp, time.UnixMilli(t.fire), hold)
+	if before.set && before.tag() != after.tag() {
+		f.Cleanup.ClearTag(tp, before.tag())
+	}
+	if !after.set {
+		return
+	}
+	hold := after.hold
+	if hold == noHold {
+		hold = after.fire
+	}
+	f.Cleanup.Set(tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
+}
+
+func (t timer) tag() string {
+	if t.hold == noHold {
+		return ""
+	}
+	return strconv.FormatInt(t.hold, 10)
 }
 
 // roundUp rounds t up to a multiple of every.
@@ -341,9 +368,7 @@ func (f *intervalFn) ProcessElement(ctx context.Context, et beam.EventTime, sp s
 		}
 	}
 	counters.bufferedPerKey.Update(ctx, int64(b.Len()))
-	if after := f.timerFor(b); after != before {
-		f.setTimer(tp, after)
-	}
+	f.moveTimer(tp, before, f.timerFor(b))
 	return nil
 }
 
@@ -390,7 +415,8 @@ func (f *intervalFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Pro
 	if err := f.rewrite(sp, b); err != nil {
 		return err
 	}
-	f.setTimer(tp, f.timerFor(b))
+	// The timer that fired is gone: nothing to move it from.
+	f.moveTimer(tp, timer{}, f.timerFor(b))
 	return nil
 }
 

@@ -52,10 +52,15 @@ func onTime(elements ...event) []event {
 	return out
 }
 
-// play builds the script's TestStream, ending with the watermark at
-// infinity, and returns the keyed left and right inputs, both
-// PCollection<KV<string,string>>.
+// play builds the script's TestStream and returns the keyed left and right
+// inputs, both PCollection<KV<string,string>>.
 func play(s beam.Scope, script []event) (left, right beam.PCollection) {
+	return beam.ParDo2(s, splitEvent, stream(s, script))
+}
+
+// stream builds the script's TestStream, ending with the watermark at
+// infinity: a PCollection<string> of "L key value" and "R key value".
+func stream(s beam.Scope, script []event) beam.PCollection {
 	c := teststream.NewConfig()
 	last := int64(-1 << 62)
 	for _, e := range script {
@@ -73,7 +78,7 @@ func play(s beam.Scope, script []event) (left, right beam.PCollection) {
 		must(c.AddElements(e.time, side+" "+e.key+" "+e.val))
 	}
 	must(c.AdvanceWatermarkToInfinity())
-	return beam.ParDo2(s, splitEvent, teststream.Create(s, c))
+	return teststream.Create(s, c)
 }
 
 func must(err error) {
