@@ -90,8 +90,8 @@ func (j *StreamJoiner[L, R, K, O]) ProcessLeft(l L) ([]O, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	k := j.cfg.LeftKey(l)
-	if j.isEmpty(k) {
-		return nil, emptyKey[match.Left]
+	if err := j.checkKey(match.Left, k); err != nil {
+		return nil, err
 	}
 	var ts int64
 	if j.cfg.LeftTime != nil {
@@ -110,8 +110,8 @@ func (j *StreamJoiner[L, R, K, O]) ProcessRight(r R) ([]O, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	k := j.cfg.RightKey(r)
-	if j.isEmpty(k) {
-		return nil, emptyKey[match.Right]
+	if err := j.checkKey(match.Right, k); err != nil {
+		return nil, err
 	}
 	var ts int64
 	if j.cfg.RightTime != nil {
@@ -148,14 +148,25 @@ func (j *StreamJoiner[L, R, K, O]) Clear() {
 	j.maxTime = math.MinInt64
 }
 
-// isEmpty reports whether k is no key: the zero K or, for an interface K,
-// a nil or zero dynamic value.
-func (j *StreamJoiner[L, R, K, O]) isEmpty(k K) bool {
+// checkKey returns an error if k, from side s's key selector, is no key:
+// the zero K or, for an interface K, a nil or zero dynamic value; or, for
+// an interface K, a value that cannot be compared and so cannot be a key.
+func (j *StreamJoiner[L, R, K, O]) checkKey(s match.Side, k K) error {
+	if j.keyIsInterface {
+		v := reflect.ValueOf(k)
+		if !v.IsValid() || v.IsZero() {
+			return emptyKey[s]
+		}
+		if !v.Comparable() {
+			return fmt.Errorf("beamjoin: %v key selector returned a key of type %v, which is not comparable", s, v.Type())
+		}
+		return nil
+	}
 	var zero K
 	if k == zero {
-		return true
+		return emptyKey[s]
 	}
-	return j.keyIsInterface && reflect.ValueOf(k).IsZero()
+	return nil
 }
 
 // process joins e under key k, buffers it, applies the size cap and the

@@ -114,7 +114,7 @@ func (r *reference) sizes() [2]int {
 func TestMatchesNestedLoopReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	pairs := 0
-	for trial := range 300 {
+	for trial := range 150 {
 		before := time.Duration(rng.IntN(40)-10) * time.Millisecond
 		after := time.Duration(rng.IntN(40)-10) * time.Millisecond
 		if before+after < 0 {

@@ -66,7 +66,7 @@ func TestPropertyArrivalOrderDoesNotMatter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, shape := range propertyShapes(rng) {
 		t.Run(shape.name, func(t *testing.T) {
-			for trial := range 40 {
+			for trial := range 30 {
 				in := randomInput(rng, 5+rng.IntN(30))
 				var first []pair
 				for perm := range 6 {
@@ -106,7 +106,7 @@ func TestPropertyWatermarkCleanup(t *testing.T) {
 	for _, shape := range propertyShapes(rng) {
 		for _, lateness := range []time.Duration{0, time.Millisecond, 3 * time.Second} {
 			t.Run(fmt.Sprintf("%s/lateness_%v", shape.name, lateness), func(t *testing.T) {
-				for trial := range 60 {
+				for trial := range 40 {
 					in := randomInput(rng, 5+rng.IntN(40))
 					// A stream: roughly in time order, with some disorder.
 					disorder := []int64{0, 2 * sec, 10 * sec, 100 * sec}[rng.IntN(4)]
@@ -152,7 +152,7 @@ func TestPropertyLateLosesNothingSilently(t *testing.T) {
 	for _, shape := range propertyShapes(rng) {
 		for _, lateness := range []time.Duration{0, 2 * time.Second} {
 			t.Run(fmt.Sprintf("%s/lateness_%v", shape.name, lateness), func(t *testing.T) {
-				for trial := range 60 {
+				for trial := range 40 {
 					in := randomInput(rng, 5+rng.IntN(40))
 					order := rng.Perm(len(in))
 					slices.SortStableFunc(order, func(a, b int) int {
