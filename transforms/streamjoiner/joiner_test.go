@@ -444,42 +444,43 @@ func TestBadKeys(t *testing.T) {
 	s := "k"
 	tests := []struct {
 		name      string
-		join      func() (left, right error, sizes [2]int)
+		join      func() keyResult
 		wantLeft  string
 		wantRight string
 	}{
-		{"empty_string", func() (error, error, [2]int) {
+		{"empty_string", func() keyResult {
 			return feedBoth(config(Inner, OfSize(time.Second)), ev{Key: ""})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
-		{"nil_pointer", func() (error, error, [2]int) {
+		{"nil_pointer", func() keyResult {
 			return feedBoth(withPointer{Window: OfSize(time.Second),
 				LeftKey: func(ev) *string { return nilString }, RightKey: func(ev) *string { return nilString }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
-		{"nil_interface", func() (error, error, [2]int) {
+		{"nil_interface", func() keyResult {
 			return feedBoth(withInterface{Window: OfSize(time.Second),
 				LeftKey: func(ev) any { return nil }, RightKey: func(ev) any { return nil }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
-		{"nil_pointer_in_interface", func() (error, error, [2]int) {
+		{"nil_pointer_in_interface", func() keyResult {
 			return feedBoth(withInterface{Window: OfSize(time.Second),
 				LeftKey: func(ev) any { return nilString }, RightKey: func(ev) any { return nilString }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
-		{"zero_value_in_interface", func() (error, error, [2]int) {
+		{"zero_value_in_interface", func() keyResult {
 			return feedBoth(withInterface{Window: OfSize(time.Second),
 				LeftKey: func(ev) any { return "" }, RightKey: func(ev) any { return 0 }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
-		{"incomparable_value_in_interface", func() (error, error, [2]int) {
+		{"incomparable_value_in_interface", func() keyResult {
 			return feedBoth(withInterface{Window: OfSize(time.Second),
 				LeftKey: func(ev) any { return []byte("k") }, RightKey: func(ev) any { return map[int]int{1: 1} }}, ev{})
 		}, "beamjoin: left key selector returned a key of type []uint8, which is not comparable",
 			"beamjoin: right key selector returned a key of type map[int]int, which is not comparable"},
-		{"pointer_key_is_fine", func() (error, error, [2]int) {
+		{"pointer_key_is_fine", func() keyResult {
 			return feedBoth(withPointer{Window: OfSize(time.Second),
 				LeftKey: func(ev) *string { return &s }, RightKey: func(ev) *string { return &s }}, ev{})
 		}, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			left, right, sizes := tc.join()
+			res := tc.join()
+			left, right, sizes := res.left, res.right, res.sizes
 			got := []string{errString(left), errString(right)}
 			if diff := cmp.Diff([]string{tc.wantLeft, tc.wantRight}, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
@@ -500,8 +501,15 @@ func TestBadKeys(t *testing.T) {
 	}
 }
 
+// keyResult is what feedBoth saw: the error of each side and the buffer
+// sizes afterwards.
+type keyResult struct {
+	left, right error
+	sizes       [2]int
+}
+
 // feedBoth feeds e to both sides of a full outer joiner made from cfg.
-func feedBoth[K comparable](cfg Config[ev, ev, K], e ev) (left, right error, sizes [2]int) {
+func feedBoth[K comparable](cfg Config[ev, ev, K], e ev) keyResult {
 	cfg.Type = FullOuter
 	cfg.LeftTime = func(ev) int64 { return 0 }
 	cfg.RightTime = func(ev) int64 { return 0 }
@@ -514,7 +522,7 @@ func feedBoth[K comparable](cfg Config[ev, ev, K], e ev) (left, right error, siz
 	if (left != nil && lout != nil) || (right != nil && rout != nil) {
 		panic("records returned with an empty key error")
 	}
-	return left, right, [2]int{j.LeftBufferSize(), j.RightBufferSize()}
+	return keyResult{left, right, [2]int{j.LeftBufferSize(), j.RightBufferSize()}}
 }
 
 func errString(err error) string {
