@@ -427,3 +427,58 @@ func TestIntervalStructValuesIntKeys(t *testing.T) {
 	passert.Equals(s, beam.ParDo(s, formatOrderPayment, res), "pair 7 {ID:o1 Amount:100} {Ref:p1 Amount:100}")
 	ptest.RunAndValidate(t, p)
 }
+
+// TestTryIntervalErrors checks every construction error's message.
+func TestTryIntervalErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []join.Option
+		swap bool // pass right as left
+		want string
+	}{
+		{"no_bounds", []join.Option{join.LeftOuter}, false,
+			"beamjoin: join.Interval needs bounds: add join.Between(lower, upper)"},
+		{"lower_above_upper", []join.Option{join.Between(10*time.Minute, 5*time.Minute)}, false,
+			"beamjoin: lower bound 10m0s is greater than upper bound 5m0s"},
+		{"empty_after_exclusivity", []join.Option{join.Between(0, 0), join.LowerExclusive}, false,
+			"beamjoin: bounds (0s, 0s] match nothing: the interval is empty once its exclusive ends are removed"},
+		{"window_option", []join.Option{join.Between(0, time.Second), join.WindowInto(window.NewFixedWindows(time.Second))}, false,
+			"beamjoin: join.Interval does not take WindowInto"},
+		{"negative_cap", []join.Option{join.Between(0, time.Second), join.MaxBufferedPerKey(-1)}, false,
+			"beamjoin: join.Interval: MaxBufferedPerKey(-1) is negative"},
+		{"zero_cleanup", []join.Option{join.Between(0, time.Second), join.CleanupEvery(0)}, false,
+			"beamjoin: join.Interval: CleanupEvery(0s) must be a positive whole number of milliseconds"},
+		{"negative_lateness", []join.Option{join.Between(0, time.Second), join.AllowedLateness(-time.Second)}, false,
+			"beamjoin: allowed lateness -1s is negative"},
+		{"nil_option", []join.Option{join.Between(0, time.Second), nil}, false,
+			"beamjoin: join.Interval: option 1 is nil"},
+		{"wrong_type_arguments", []join.Option{join.Between(0, time.Second)}, true,
+			"beamjoin: join.Interval: left input is PCollection<KV<int,join_test.payment>>, but the type arguments say KV<int,join_test.order>"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, s := beam.NewPipelineWithRoot()
+			orders, payments := beam.ParDo2(s, splitOrders, beam.Create(s, "L 1 o 1"))
+			if tc.swap {
+				orders = payments
+			}
+			_, _, err := join.TryInterval[int, order, payment](s, orders, payments, tc.opts...)
+			if err == nil {
+				t.Fatalf("TryInterval() error = nil, want %q", tc.want)
+			}
+			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("Interval_panics", func(t *testing.T) {
+		defer func() {
+			if r := recover(); r == nil || fmt.Sprint(r) != "beamjoin: join.Interval needs bounds: add join.Between(lower, upper)" {
+				t.Errorf("Interval() panic = %v", r)
+			}
+		}()
+		_, s := beam.NewPipelineWithRoot()
+		orders, payments := beam.ParDo2(s, splitOrders, beam.Create(s, "L 1 o 1"))
+		join.Interval[int, order, payment](s, orders, payments)
+	})
+}
