@@ -18,7 +18,9 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, []byte, func(*string) bool, error](&writeFn{})
+	register.DoFn3x1[context.Context, int, func(*string) bool, error](&writeFn{})
+	register.Function1x2(markFile)
+	register.Function1x2(keyLine)
 	register.Iter1[string]()
 }
 
@@ -52,18 +54,31 @@ func Write(s beam.Scope, path string, lines beam.PCollection) {
 			fn.Path = filepath.Join(dir, fn.Path)
 		}
 	}
-	beam.ParDo0(s, fn, beam.Impulse(s), beam.SideInput{Input: lines})
+	// A marker is grouped with the lines so that the write happens once,
+	// when all lines are in, even when there are none.
+	marker := beam.ParDo(s, markFile, beam.Impulse(s))
+	all := beam.Flatten(s, marker, beam.ParDo(s, keyLine, lines))
+	beam.ParDo0(s, fn, beam.GroupByKey(s, all))
 }
+
+// fileMarker is the marker's value: a newline, which no line holds.
+const fileMarker = "\n"
+
+func markFile([]byte) (int, string) { return 0, fileMarker }
+
+func keyLine(l string) (int, string) { return 0, l }
 
 type writeFn struct {
 	Path string
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, _ []byte, lines func(*string) bool) error {
+func (f *writeFn) ProcessElement(ctx context.Context, _ int, lines func(*string) bool) error {
 	var all []string
 	var l string
 	for lines(&l) {
-		all = append(all, l)
+		if l != fileMarker {
+			all = append(all, l)
+		}
 	}
 	sort.Slice(all, func(i, j int) bool { return naturalLess(all[i], all[j]) })
 

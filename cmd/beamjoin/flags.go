@@ -1,0 +1,271 @@
+// This file holds the subcommands' flags and their translation into a
+// jsonjoin.Config, with the usage errors that name a flag.
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
+	"github.com/beamjoin/beamjoin/pipelines/jsonl"
+	"github.com/beamjoin/beamjoin/transforms/join"
+	"github.com/beamjoin/beamjoin/transforms/join/match"
+)
+
+// durationFlag is a time.Duration flag that remembers its text, so that a
+// usage error can quote what the user typed.
+type durationFlag struct {
+	d    time.Duration
+	text string
+	set  bool
+}
+
+func (f *durationFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return f.text
+}
+
+func (f *durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("not a Go duration (e.g. 15m, -5m, 1500ms, 0)")
+	}
+	f.d, f.text, f.set = d, s, true
+	return nil
+}
+
+// cmdFlags are one subcommand's flags, registered on flag.CommandLine beside
+// Beam's own.
+type cmdFlags struct {
+	op   jsonjoin.Op
+	mine []string // names of the flags below, in order, for the usage text
+
+	left, right              *string
+	key, leftKey, rightKey   *string
+	tim, leftTime, rightTime *string
+	out, deadLetter          *string
+	watermarkLag             durationFlag
+	logLevel                 *string
+
+	// interval
+	lower, upper, allowedLateness  durationFlag
+	lowerExclusive, upperExclusive *bool
+	typ, emit                      *string
+	maxBuffered                    *int
+	late                           *string
+
+	// window, cogroup
+	size, slide, gap durationFlag
+}
+
+// register defines op's flags on fs.
+func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
+	f := &cmdFlags{op: op}
+	str := func(p **string, name, value, usage string) {
+		*p = fs.String(name, value, usage)
+		f.mine = append(f.mine, name)
+	}
+	dur := func(p *durationFlag, name, usage string) {
+		fs.Var(p, name, usage)
+		f.mine = append(f.mine, name)
+	}
+	boolean := func(p **bool, name, usage string) {
+		*p = fs.Bool(name, false, usage)
+		f.mine = append(f.mine, name)
+	}
+	str(&f.left, "left", "", "left input: a JSON-lines `FILE` or glob (required)")
+	str(&f.right, "right", "", "right input: a JSON-lines `FILE` or glob (required)")
+	str(&f.key, "key", "", "key `FIELD` of both sides, a dotted path such as user.id; a key is a JSON string or number")
+	str(&f.leftKey, "left-key", "", "key `FIELD` of the left side (overrides --key)")
+	str(&f.rightKey, "right-key", "", "key `FIELD` of the right side (overrides --key)")
+	str(&f.tim, "time", "", "event-time `FIELD` of both sides: epoch milliseconds or an RFC 3339 string")
+	str(&f.leftTime, "left-time", "", "event-time `FIELD` of the left side (overrides --time)")
+	str(&f.rightTime, "right-time", "", "event-time `FIELD` of the right side (overrides --time)")
+	switch op {
+	case jsonjoin.Interval:
+		dur(&f.lower, "lower", "lower bound of ts(right) - ts(left), a Go duration `DUR` such as -5m or 0 (required)")
+		dur(&f.upper, "upper", "upper bound of ts(right) - ts(left), a Go duration `DUR` such as 15m (required)")
+		boolean(&f.lowerExclusive, "lower-exclusive", "exclude the lower bound: ts(right) - ts(left) > lower")
+		boolean(&f.upperExclusive, "upper-exclusive", "exclude the upper bound: ts(right) - ts(left) < upper")
+		str(&f.typ, "type", "inner", "join `TYPE`: inner, left, right or full")
+		str(&f.emit, "emit", "immediate", "`MODE` of writing an outer element without a partner: immediate, final or retract")
+		dur(&f.allowedLateness, "allowed-lateness", "keep elements `DUR` longer than the bounds need, so that later arrivals still join (default 0)")
+		f.maxBuffered = fs.Int("max-buffered-per-key", 0, "cap of `N` elements a key buffers on both sides together; the oldest are evicted (default 0: no cap)")
+		f.mine = append(f.mine, "max-buffered-per-key")
+	case jsonjoin.Window:
+		str(&f.typ, "type", "inner", "join `TYPE`: inner, left, right or full")
+		fallthrough
+	case jsonjoin.CoGroup:
+		dur(&f.size, "size", "window size `DUR`: fixed windows, or sliding ones with --slide")
+		dur(&f.slide, "slide", "window period `DUR`: sliding windows of --size starting every --slide")
+		dur(&f.gap, "gap", "session windows with this `DUR` gap, instead of --size")
+	}
+	str(&f.out, "out", "-", "results `FILE`, one JSON object per line; - is standard output")
+	if op == jsonjoin.Interval {
+		str(&f.late, "late", "", "late-elements `FILE` (default: counted only)")
+	}
+	str(&f.deadLetter, "dead-letter", "", "`FILE` for lines that are not records: bad JSON, missing key or time, over 1 MiB (default: counted only)")
+	dur(&f.watermarkLag, "watermark-lag", "replay each file in line order as a stream whose watermark trails the largest time read by `DUR` (default: read files whole, in batch)")
+	str(&f.logLevel, "log-level", "warn", "runner log `LEVEL`: debug, info, warn or error")
+	return f
+}
+
+// usageError is a bad flag: the command exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: "beamjoin: " + fmt.Sprintf(format, args...)}
+}
+
+// config checks the flags and builds the join's Config.
+func (f *cmdFlags) config() (jsonjoin.Config, error) {
+	c := jsonjoin.Config{Op: f.op, Out: *f.out, DeadLetter: *f.deadLetter}
+	if *f.left == "" || *f.right == "" {
+		return c, usagef("--left and --right are required: the two JSON-lines inputs (e.g. --left orders.jsonl --right 'payments-*.jsonl')")
+	}
+	var err error
+	if c.Left, err = input("left", *f.left, pick(*f.leftKey, *f.key), pick(*f.leftTime, *f.tim)); err != nil {
+		return c, err
+	}
+	if c.Right, err = input("right", *f.right, pick(*f.rightKey, *f.key), pick(*f.rightTime, *f.tim)); err != nil {
+		return c, err
+	}
+	if f.watermarkLag.set {
+		if err := wholeMillis("watermark-lag", f.watermarkLag, false); err != nil {
+			return c, err
+		}
+		c.Replay, c.WatermarkLag = true, f.watermarkLag.d
+	}
+	if f.typ != nil {
+		t, err := match.ParseType(*f.typ)
+		if err != nil {
+			return c, usagef("--type %s: want inner, left, right or full", *f.typ)
+		}
+		c.Type = join.Type(t)
+	}
+	switch f.op {
+	case jsonjoin.Interval:
+		return c, f.interval(&c)
+	default:
+		return c, f.windows(&c)
+	}
+}
+
+func pick(side, both string) string {
+	if side != "" {
+		return side
+	}
+	return both
+}
+
+func input(side, pattern, key, tim string) (jsonjoin.Input, error) {
+	in := jsonjoin.Input{Pattern: pattern, Fields: jsonl.Fields{Key: key, Time: tim}}
+	if key == "" {
+		return in, usagef("no key field for the %s side: give --key FIELD (both sides) or --%s-key FIELD", side, side)
+	}
+	if tim == "" {
+		return in, usagef("no time field for the %s side: give --time FIELD (both sides) or --%s-time FIELD", side, side)
+	}
+	if err := in.Fields.Validate(); err != nil {
+		return in, usagef("%s side: %v", side, trimPrefix(err))
+	}
+	return in, nil
+}
+
+func (f *cmdFlags) interval(c *jsonjoin.Config) error {
+	if !f.lower.set || !f.upper.set {
+		return usagef("--lower and --upper are required: a right element joins a left one iff lower <= ts(right) - ts(left) <= upper (e.g. --lower 0 --upper 15m)")
+	}
+	for _, d := range []struct {
+		name string
+		f    durationFlag
+	}{{"lower", f.lower}, {"upper", f.upper}} {
+		if err := wholeMillis(d.name, d.f, true); err != nil {
+			return err
+		}
+	}
+	if f.lower.d > f.upper.d {
+		return usagef("--lower %s is greater than --upper %s: the bounds are lower <= ts(right) - ts(left) <= upper; swap them", f.lower.text, f.upper.text)
+	}
+	b := match.Bounds{Lower: f.lower.d, Upper: f.upper.d, LowerExclusive: *f.lowerExclusive, UpperExclusive: *f.upperExclusive}
+	if lo, hi := b.Millis(); lo > hi {
+		return usagef("--lower %s and --upper %s match nothing with their exclusive ends %v: widen the bounds or drop --lower-exclusive/--upper-exclusive", f.lower.text, f.upper.text, b)
+	}
+	if f.allowedLateness.set {
+		if err := wholeMillis("allowed-lateness", f.allowedLateness, false); err != nil {
+			return err
+		}
+	}
+	if *f.maxBuffered < 0 {
+		return usagef("--max-buffered-per-key %d is negative: give a positive cap, or 0 for none", *f.maxBuffered)
+	}
+	e, err := match.ParseEmit(*f.emit)
+	if err != nil {
+		return usagef("--emit %s: want immediate, final or retract", *f.emit)
+	}
+	c.Lower, c.Upper = f.lower.d, f.upper.d
+	c.LowerExclusive, c.UpperExclusive = *f.lowerExclusive, *f.upperExclusive
+	c.Emit = join.Emit(e)
+	c.AllowedLateness = f.allowedLateness.d
+	c.MaxBufferedPerKey = *f.maxBuffered
+	c.Late = *f.late
+	return nil
+}
+
+func (f *cmdFlags) windows(c *jsonjoin.Config) error {
+	switch {
+	case f.gap.set && (f.size.set || f.slide.set):
+		return usagef("--gap gives session windows, which take no --size or --slide: give either --gap or --size [--slide]")
+	case f.gap.set:
+		if f.gap.d <= 0 {
+			return usagef("--gap %s is not positive", f.gap.text)
+		}
+	case !f.size.set:
+		return usagef("--size is required: fixed windows of --size (sliding with --slide), or session windows with --gap instead (e.g. --size 1h)")
+	case f.size.d <= 0:
+		return usagef("--size %s is not positive", f.size.text)
+	case f.slide.set && (f.slide.d <= 0 || f.slide.d > f.size.d):
+		return usagef("--slide %s must be positive and at most --size %s", f.slide.text, f.size.text)
+	}
+	for _, d := range []struct {
+		name string
+		f    durationFlag
+	}{{"size", f.size}, {"slide", f.slide}, {"gap", f.gap}} {
+		if d.f.set {
+			if err := wholeMillis(d.name, d.f, false); err != nil {
+				return err
+			}
+		}
+	}
+	c.Size, c.Slide, c.Gap = f.size.d, f.slide.d, f.gap.d
+	return nil
+}
+
+// wholeMillis checks that a duration flag is whole milliseconds, the
+// precision of event time, and, unless negativeOK, not negative.
+func wholeMillis(name string, f durationFlag, negativeOK bool) error {
+	if f.d%time.Millisecond != 0 {
+		return usagef("--%s %s is finer than a millisecond, the precision of event time", name, f.text)
+	}
+	if !negativeOK && f.d < 0 {
+		return usagef("--%s %s is negative", name, f.text)
+	}
+	return nil
+}
+
+// trimPrefix drops the "beamjoin: " of an error from a lower layer, which
+// the usage error adds back.
+func trimPrefix(err error) string {
+	s := err.Error()
+	const p = "beamjoin: "
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}

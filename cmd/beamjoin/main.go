@@ -1,0 +1,151 @@
+// Command beamjoin joins two streams of JSON lines by key and event time on
+// Apache Beam: an interval join, a window join, or a cogroup. It runs on
+// Prism in process by default, and on any runner the Beam Go SDK has
+// (--runner=flink, --runner=dataflow, --runner=universal, …).
+//
+//	beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
+//	beamjoin window   --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+//	beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+//
+// For example, the orders with no payment 0 to 15 minutes after them:
+//
+//	beamjoin interval --left testdata/orders.jsonl --right testdata/payments.jsonl \
+//		--key order_id --time ts --lower 0 --upper 15m --type left --emit final
+//
+// Results go to standard output (or --out), one JSON object per line;
+// late elements to --late, bad lines to --dead-letter; a summary of the
+// counters to standard error. The exit status is 0 on success, 2 on a usage
+// error and 1 when the pipeline fails. The formats and the flags are in the
+// package documentation of pipelines/jsonjoin and in `beamjoin help`.
+//
+// The command is also its own Beam worker: started with --worker=true and no
+// subcommand (as Flink, Dataflow and Prism's PROCESS environment do), it
+// serves as an SDK harness and never returns.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run is the command; it returns the exit status. It uses flag.CommandLine,
+// where Beam's packages register their flags, for the subcommand's flags
+// too, so that one parse sees both.
+func run(args []string) int {
+	fs := flag.CommandLine
+	fs.Init("beamjoin", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		// No subcommand: a worker (--worker=true …), or a user asking for
+		// help or forgetting the subcommand.
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(os.Stdout, topUsage)
+			return 0
+		}
+		if err != nil {
+			return fail(usagef("%v (run 'beamjoin help')", err))
+		}
+		beam.Init() // in worker mode, runs the worker and never returns
+		return fail(usagef("no subcommand: give interval, window or cogroup (run 'beamjoin help')"))
+	}
+
+	name, args := args[0], args[1:]
+	switch name {
+	case "help":
+		return help(args)
+	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup):
+	default:
+		return fail(usagef("unknown subcommand %q: give interval, window or cogroup (run 'beamjoin help')", name))
+	}
+	op := jsonjoin.Op(name)
+	fs.Init("beamjoin "+name, flag.ContinueOnError)
+	f := register(fs, op)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(os.Stdout, f)
+			return 0
+		}
+		return fail(usagef("%s: %v (run 'beamjoin %s --help')", name, err, name))
+	}
+	if fs.NArg() > 0 {
+		return fail(usagef("%s: unexpected argument %q: inputs are given with --left and --right", name, fs.Arg(0)))
+	}
+	if err := checkLogLevel(*f.logLevel); err != nil {
+		return fail(err)
+	}
+	beamlog.LogLevel = *f.logLevel
+	beam.Init()
+
+	c, err := f.config()
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkRunner(*runners.Runner); err != nil {
+		return fail(err)
+	}
+	sum, err := jsonjoin.Run(context.Background(), c)
+	var ce *jsonjoin.ConfigError
+	if errors.As(err, &ce) {
+		return fail(&usageError{msg: ce.Error()})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprint(os.Stderr, sum)
+	return 0
+}
+
+// fail prints err on one line and returns the exit status for it: 2 for a
+// usage error, 1 otherwise.
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func checkLogLevel(l string) error {
+	switch l {
+	case "debug", "info", "warn", "error":
+		return nil
+	}
+	return usagef("--log-level %s: want debug, info, warn or error", l)
+}
+
+// knownRunners are the names under which the Beam Go SDK registers its
+// runners; beam.Run exits the process on any other.
+var knownRunners = []string{"prism", "PrismRunner", "universal", "portable", "PortableRunner",
+	"flink", "FlinkRunner", "spark", "SparkRunner", "dataflow", "DataflowRunner", "dot", "vet"}
+
+func checkRunner(r string) error {
+	switch r {
+	case "":
+		return nil
+	case "direct", "DirectRunner":
+		return usagef("--runner %s: the Go SDK's direct runner has no state or timers; use prism (the default), which runs in process", r)
+	}
+	for _, k := range knownRunners {
+		if r == k {
+			return nil
+		}
+	}
+	return usagef("--runner %s: unknown runner; want prism (the default), flink, spark, dataflow or universal", r)
+}

@@ -1,0 +1,166 @@
+// This file holds the help texts.
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
+)
+
+const topUsage = `beamjoin joins two streams of JSON lines by key and event time on Apache Beam.
+
+Usage:
+  beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
+  beamjoin window   --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+  beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+  beamjoin help [interval | window | cogroup | beam]
+
+Subcommands:
+  interval  pairs whose times satisfy lower <= ts(right) - ts(left) <= upper
+  window    pairs per key and window (fixed, sliding or session windows)
+  cogroup   all left and all right objects per key and window
+
+Example: the orders with no payment 0 to 15 minutes after them
+  beamjoin interval --left testdata/orders.jsonl --right testdata/payments.jsonl \
+    --key order_id --time ts --lower 0 --upper 15m --type left --emit final
+
+Inputs are JSON lines, one object per line; a glob may name several files.
+The key is a JSON string or number at a dotted path (--key user.id); the
+event time is epoch milliseconds or an RFC 3339 string (--time ts).
+
+Results go to standard output, one JSON object per line:
+  {"kind":"pair","key":K,"left":{...},"right":{...},"left_time":MS,"right_time":MS,"time":MS}
+and a summary of the counters to standard error. The exit status is 0 on
+success, 2 on a usage error, 1 when the pipeline fails.
+
+The pipeline runs on Prism in process unless Beam's --runner says otherwise
+(--runner=flink --endpoint=HOST:8099, --runner=dataflow --project=... --region=...
+--temp_location=gs://..., --runner=universal --endpoint=HOST:PORT
+--environment_type=LOOPBACK). 'beamjoin help beam' lists all of Beam's flags.
+`
+
+// examples are each subcommand's usage line and examples.
+var examples = map[jsonjoin.Op]string{
+	jsonjoin.Interval: `Usage: beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
+
+Joins a left object l and a right object r with the same key iff
+lower <= ts(r) - ts(l) <= upper. Outer types (--type left, right, full) also
+write objects that have no partner; --emit says when: immediate (on arrival,
+pairs may follow), final (once, when no partner can still come, only if none
+came) or retract (immediate, then a retraction when a partner comes).
+
+Examples:
+  # Orders (left) and their payments 0 to 15 minutes later; unpaid orders too.
+  beamjoin interval --left testdata/orders.jsonl --right testdata/payments.jsonl \
+    --key order_id --time ts --lower 0 --upper 15m --type left --emit final
+
+  # Clicks and the impressions of the same ad in the 10 minutes before them.
+  beamjoin interval --left testdata/clicks.jsonl --right testdata/impressions.jsonl \
+    --key ad_id --time ts --lower -10m --upper 0
+
+  # The same as a stream: each file replayed in line order, the watermark
+  # 1 minute behind the largest time read; late payments to late.jsonl.
+  beamjoin interval --left testdata/orders.jsonl --right testdata/payments.jsonl \
+    --key order_id --time ts --lower 0 --upper 15m --type left --emit final \
+    --watermark-lag 1m --late late.jsonl
+
+Output, one object per line (kind is pair, unmatched or retract; an absent
+side and its time are null):
+  {"kind":"pair","key":K,"left":{...},"right":{...},"left_time":MS,"right_time":MS,"time":MS}
+Late elements (--late): {"side":"left","key":K,"time":MS,"value":{...}}
+Dead letters (--dead-letter): {"file":"...","line":N,"error":"...","raw":"..."}
+`,
+	jsonjoin.Window: `Usage: beamjoin window --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+
+Joins the left and right objects with the same key in the same window:
+every pair, and with --type left, right or full the objects whose window has
+no partner. Records come when a window closes. With sliding windows a pair
+is written once for each window that holds both.
+
+Examples:
+  # Orders and payments in the same hour.
+  beamjoin window --left testdata/orders.jsonl --right testdata/payments.jsonl \
+    --key order_id --time ts --size 1h --type left
+
+  # Clicks and impressions in the same session of a user (30-minute gap).
+  beamjoin window --left testdata/clicks.jsonl --right testdata/impressions.jsonl \
+    --key user --time ts --gap 30m
+
+Output: as interval's, plus "window":{"start":MS,"end":MS} (end exclusive);
+time is end - 1.
+`,
+	jsonjoin.CoGroup: `Usage: beamjoin cogroup --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+
+Groups the left and right objects by key and window: one record per key and
+window that has any, with all objects of each side in input order.
+
+Example:
+  # Each order's payments, per hour.
+  beamjoin cogroup --left testdata/orders.jsonl --right testdata/payments.jsonl \
+    --key order_id --time ts --size 1h
+
+Output:
+  {"kind":"group","key":K,"left":[...],"right":[...],"time":MS,"window":{"start":MS,"end":MS}}
+`,
+}
+
+// runnerFlags are the Beam flags a subcommand's help shows.
+var runnerFlags = []string{"runner", "endpoint", "environment_type", "environment_config", "job_name",
+	"parallelism", "project", "region", "temp_location", "staging_location"}
+
+func printUsage(w io.Writer, f *cmdFlags) {
+	fmt.Fprintln(w, examples[f.op])
+	fmt.Fprintln(w, "Flags:")
+	printFlags(w, f.mine)
+	fmt.Fprintln(w, "\nRunner flags (Beam's own; 'beamjoin help beam' lists them all):")
+	printFlags(w, runnerFlags)
+}
+
+// printFlags prints the named flags of flag.CommandLine in the style of
+// flag.PrintDefaults, but with two dashes.
+func printFlags(w io.Writer, names []string) {
+	for _, n := range names {
+		f := flag.CommandLine.Lookup(n)
+		if f == nil {
+			continue
+		}
+		name, usage := flag.UnquoteUsage(f)
+		if f.Name == "runner" {
+			usage = "Pipeline runner: prism (Prism in process, the default), flink, spark, dataflow or universal."
+		}
+		head := "  --" + f.Name
+		if name != "" {
+			head += " " + name
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s%s\n", head, strings.ReplaceAll(usage, "\n", "\n    \t"), def)
+	}
+}
+
+// help is 'beamjoin help [TOPIC]'.
+func help(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stdout, topUsage)
+		return 0
+	}
+	switch args[0] {
+	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup):
+		printUsage(os.Stdout, register(flag.CommandLine, jsonjoin.Op(args[0])))
+		return 0
+	case "beam":
+		fmt.Fprintln(os.Stdout, "Beam's flags, registered by the Beam Go SDK's packages; every subcommand takes them:")
+		var names []string
+		flag.CommandLine.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		printFlags(os.Stdout, names)
+		return 0
+	}
+	return fail(usagef("help %s: no such topic; give interval, window, cogroup or beam", args[0]))
+}

@@ -1,0 +1,119 @@
+package jsonjoin
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/beamjoin/beamjoin/pipelines/jsonl"
+	"github.com/beamjoin/beamjoin/transforms/join"
+)
+
+// Op is which operation joins the two inputs.
+type Op string
+
+// The operations, named as the beamjoin command's subcommands.
+const (
+	// Interval is join.Interval: a left-anchored, time-bounded join.
+	Interval Op = "interval"
+	// Window is join.Window: pairs per key and window.
+	Window Op = "window"
+	// CoGroup is join.CoGroup: all values of both inputs per key and window.
+	CoGroup Op = "cogroup"
+)
+
+// Input is one side of a join: JSON-lines files (a name or a glob) and
+// where in each line the key and the event time are (dotted paths).
+type Input struct {
+	Pattern string
+	Fields  jsonl.Fields
+}
+
+// Config is a whole join of two JSON-lines inputs: what to read, how to
+// join, and where the results go. The zero values of the optional fields
+// are the beamjoin command's defaults.
+type Config struct {
+	Op          Op
+	Left, Right Input
+
+	// Interval only: the bounds of ts(right) - ts(left), inclusive unless
+	// marked exclusive; the emission mode; the allowed lateness; the cap on
+	// elements buffered per key (zero: none).
+	Lower, Upper                   time.Duration
+	LowerExclusive, UpperExclusive bool
+	Emit                           join.Emit
+	AllowedLateness                time.Duration
+	MaxBufferedPerKey              int
+
+	// Interval and Window: the join type (the zero value is join.Inner).
+	Type join.Type
+
+	// Window and CoGroup: fixed windows of Size, sliding by Slide when it
+	// is set, or, with Gap instead of Size, session windows.
+	Size, Slide, Gap time.Duration
+
+	// Replay, when true, reads each file in line order as a stream whose
+	// watermark trails the largest time read by WatermarkLag (see
+	// jsonl.Source); otherwise files are read whole, in batch.
+	Replay       bool
+	WatermarkLag time.Duration
+
+	// Out is where the results go, one JSON object per line; "" or "-" is
+	// standard output. Late (interval only) and DeadLetter are where late
+	// elements and bad lines go; "" means they are only counted.
+	Out, Late, DeadLetter string
+
+	// MaxLineBytes is the longest input line; zero is
+	// jsonl.DefaultMaxLineBytes.
+	MaxLineBytes int
+}
+
+// Validate reports a config that cannot be built: a missing input, options
+// that the operation does not take, or windows that make no sense. The join
+// transforms check the rest (bounds, lateness) when the pipeline is built.
+func (c Config) Validate() error {
+	switch c.Op {
+	case Interval, Window, CoGroup:
+	default:
+		return fmt.Errorf("beamjoin: unknown operation %q (want interval, window or cogroup)", c.Op)
+	}
+	for _, in := range []struct {
+		side string
+		in   Input
+	}{{"left", c.Left}, {"right", c.Right}} {
+		if in.in.Pattern == "" {
+			return fmt.Errorf("beamjoin: no %s input", in.side)
+		}
+		if err := in.in.Fields.Validate(); err != nil {
+			return fmt.Errorf("beamjoin: %s input: %w", in.side, err)
+		}
+	}
+	if c.Op == Interval {
+		if c.Size != 0 || c.Slide != 0 || c.Gap != 0 {
+			return fmt.Errorf("beamjoin: an interval join takes no window")
+		}
+		return nil
+	}
+	switch {
+	case c.Late != "":
+		return fmt.Errorf("beamjoin: %s has no late output", c.Op)
+	case c.Lower != 0 || c.Upper != 0 || c.LowerExclusive || c.UpperExclusive:
+		return fmt.Errorf("beamjoin: %s takes no interval bounds", c.Op)
+	case c.Emit != join.EmitImmediate:
+		return fmt.Errorf("beamjoin: %s takes no emission mode: results come when a window closes", c.Op)
+	case c.AllowedLateness != 0 || c.MaxBufferedPerKey != 0:
+		return fmt.Errorf("beamjoin: %s takes no allowed lateness or buffer cap", c.Op)
+	case c.Op == CoGroup && c.Type != join.Inner:
+		return fmt.Errorf("beamjoin: cogroup takes no join type: every group is reported")
+	}
+	switch {
+	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
+		return fmt.Errorf("beamjoin: session windows (gap %v) take no size or slide", c.Gap)
+	case c.Gap < 0:
+		return fmt.Errorf("beamjoin: session gap %v is not positive", c.Gap)
+	case c.Gap == 0 && c.Size <= 0:
+		return fmt.Errorf("beamjoin: window size %v is not positive", c.Size)
+	case c.Slide < 0 || c.Slide > c.Size:
+		return fmt.Errorf("beamjoin: window slide %v is not in (0, size %v]", c.Slide, c.Size)
+	}
+	return nil
+}
