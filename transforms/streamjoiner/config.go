@@ -28,7 +28,9 @@ const (
 
 // The defaults that a zero MaxStateSize or StateRetention stands for.
 const (
-	DefaultMaxStateSize   = 10000
+	// DefaultMaxStateSize is the seed's cap on buffered elements.
+	DefaultMaxStateSize = 10000
+	// DefaultStateRetention is the seed's retention, one hour.
 	DefaultStateRetention = time.Hour
 )
 
