@@ -370,15 +370,17 @@ func TestIntervalFinalNotLateDownstream(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(
 		l(1_000, "a", "x"), l(2_000, "b", "y"), r(3_000, "a", "z"),
+		// e expires at 80 s + 1 ms, after its window [0, 60 s) would close.
+		l(50_000, "e", "u"),
 		l(70_000, "c", "w"), r(200_000, "d", "v"),
 	))
 	res, _ := join.Interval[string, string, string](s, left, right, join.Between(0, 30*time.Second), join.FullOuter, join.EmitFinal)
 	windowed := beam.WindowInto(s, window.NewFixedWindows(time.Minute), beam.ParDo(s, formatResult, res))
 	counts := stats.Count(s, beam.ParDo(s, kindOf, windowed))
 	global := beam.WindowInto(s, window.NewGlobalWindows(), beam.ParDo(s, formatCount, counts))
-	// Minute 0: the pair a and unmatched b; minute 1: unmatched c; minute 3:
-	// unmatched d. None was dropped as late.
-	passert.Equals(s, global, "pair:1", "unmatched:1", "unmatched:1", "unmatched:1")
+	// Minute 0: the pair a, unmatched b and e; minute 1: unmatched c; minute
+	// 3: unmatched d. None was dropped as late.
+	passert.Equals(s, global, "pair:1", "unmatched:2", "unmatched:1", "unmatched:1")
 	ptest.RunAndValidate(t, p)
 }
 
