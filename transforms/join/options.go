@@ -91,9 +91,12 @@ func AllowedLateness(d time.Duration) Option {
 }
 
 // MaxBufferedPerKey caps the elements a key buffers on both sides together.
-// Beyond it the oldest by timestamp are evicted and counted; under
-// EmitFinal an evicted outer element that never matched is emitted as
-// unmatched. Zero (the default) means no cap.
+// Beyond it the oldest by timestamp (on a tie, left first) are evicted and
+// counted as evicted. Under EmitFinal an evicted outer element that never
+// matched is emitted as unmatched then; under EmitImmediate and EmitRetract
+// it was reported unmatched when it arrived, and that record stands. Pairs
+// an evicted element would still have made are lost: that is the price of
+// the cap. Zero (the default) means no cap.
 func MaxBufferedPerKey(n int) Option {
 	return optionFunc(func(c *config) { c.maxBuffered = n; c.set |= setMaxBuffered })
 }
