@@ -22,7 +22,8 @@ func fuzzEmit(e Emit) byte { return byte(e) << 4 }
 //	byte 0: the lower bound, int8 milliseconds
 //	byte 1: upper - lower, milliseconds
 //	byte 2: flags (fuzzLowerExclusive, …)
-//	byte 3: the allowed lateness, milliseconds (mod 64)
+//	byte 3: the allowed lateness in milliseconds (bits 0-5), and a size
+//	        cap applied with Evict (bits 6-7: none, 2, 4 or 8)
 //	then two bytes per element, in arrival order (at most 64):
 //	  a: side (bit 0) and time in milliseconds (a >> 1)
 //	  b: cleanup before the arrival: 0 for none; otherwise, with
@@ -50,9 +51,10 @@ func decodeRun(data []byte) (run, bool) {
 			Emit:     Emit(flags >> 4 & 3 % 3),
 			Lateness: time.Duration(data[3]&63) * time.Millisecond,
 		},
-		persist:   flags&fuzzPersist != 0,
-		mayBeLate: flags&fuzzMayBeLate != 0,
-		flush:     true,
+		persist:     flags&fuzzPersist != 0,
+		mayBeLate:   flags&fuzzMayBeLate != 0,
+		maxBuffered: []int{0, 2, 4, 8}[data[3]>>6],
+		flush:       true,
 	}
 	if r.rules.Validate() != nil {
 		return run{}, false
@@ -112,6 +114,9 @@ func FuzzBuffer(f *testing.F) {
 	// Zero width at an offset, full outer, retract.
 	f.Add(seed(3, 0, fuzzType(FullOuter)|fuzzEmit(Retract), 1,
 		el(Left, 7, 0), el(Right, 10, 255), el(Right, 10, 255), el(Left, 7, 255)))
+	// A size cap of 2 on a full outer join, final.
+	f.Add(seed(-5, 10, fuzzType(FullOuter)|fuzzEmit(Final)|fuzzPersist, 1<<6,
+		el(Left, 10, 0), el(Right, 12, 0), el(Left, 11, 0), el(Right, 30, 0), el(Left, 29, 255), el(Right, 9, 0)))
 	// The watermark runs ahead: late elements, lost nothing silently.
 	f.Add(seed(-4, 8, fuzzType(FullOuter)|fuzzEmit(Final)|fuzzMayBeLate|fuzzPersist, 2,
 		el(Left, 10, 0), el(Right, 12, 9), el(Left, 3, 3), el(Right, 1, 7), el(Left, 30, 20), el(Right, 14, 0)))
@@ -121,7 +126,7 @@ func FuzzBuffer(f *testing.F) {
 			return
 		}
 		if err := r.check(); err != nil {
-			t.Fatalf("%+v, persist %v, may be late %v:\ninput %v\nwatermarks %v\n%v", r.rules, r.persist, r.mayBeLate, r.in, r.marks, err)
+			t.Fatalf("%+v, persist %v, may be late %v, max buffered %d:\ninput %v\nwatermarks %v\n%v", r.rules, r.persist, r.mayBeLate, r.maxBuffered, r.in, r.marks, err)
 		}
 	})
 }

@@ -84,13 +84,17 @@ type run struct {
 	// mayBeLate: the watermarks may run ahead of the data, so some
 	// arrivals may be late. Without it, check requires that none is.
 	mayBeLate bool
+	// maxBuffered, if not 0, is a size cap applied with Evict after each
+	// arrival, which (like the Beam join) then rewrites the state.
+	maxBuffered int
 }
 
-// removal is an element leaving the buffer by cleanup.
+// removal is an element leaving the buffer by cleanup or eviction.
 type removal struct {
 	Index     int
 	Matched   bool
 	Unmatched bool // reported unmatched on removal (Rules.UnmatchedOnRemoval)
+	Evicted   bool
 }
 
 // outcome is everything the buffer said during a run.
@@ -119,7 +123,7 @@ func (r run) play() (outcome, error) {
 	cleanup := func(now int64) {
 		restore()
 		for _, x := range b.Expire(r.rules, now) {
-			out.Removed = append(out.Removed, removal{x.Value, x.Matched, r.rules.UnmatchedOnRemoval(x.Side, x.Matched)})
+			out.Removed = append(out.Removed, removal{x.Value, x.Matched, r.rules.UnmatchedOnRemoval(x.Side, x.Matched), false})
 		}
 		persisted = b.Entries()
 	}
@@ -155,6 +159,16 @@ func (r run) play() (outcome, error) {
 		}
 		if a.Unmatched {
 			out.Unmatched = append(out.Unmatched, i)
+		}
+		if r.maxBuffered > 0 && b.Len() > r.maxBuffered {
+			for _, x := range b.Evict(r.rules, r.maxBuffered) {
+				out.Removed = append(out.Removed, removal{x.Value, x.Matched, r.rules.UnmatchedOnRemoval(x.Side, x.Matched), true})
+			}
+			if b.Len() != r.maxBuffered {
+				return out, fmt.Errorf("arrival of %d: %d elements buffered after Evict to %d", i, b.Len(), r.maxBuffered)
+			}
+			persisted = b.Entries()
+			continue
 		}
 		e.Matched = len(a.Partners) > 0
 		persisted = append(persisted, e)
@@ -203,39 +217,57 @@ func (r run) check() error {
 		}
 		return a.R - b.R
 	})
-	if !slices.Equal(pairs, want) {
-		return fmt.Errorf("pairs differ from the oracle's:\n got  %v\n want %v", pairs, want)
-	}
-
-	// On arrival (Immediate and Retract): unmatched iff outer and no partner
-	// arrived before it.
-	arrived := make([]bool, len(r.in))
-	var wantUnmatched []int
-	for _, i := range r.order {
-		if !present[i] {
-			continue
+	if r.maxBuffered == 0 {
+		if !slices.Equal(pairs, want) {
+			return fmt.Errorf("pairs differ from the oracle's:\n got  %v\n want %v", pairs, want)
 		}
-		earlier := false
-		for _, p := range want {
-			if (p.L == i && arrived[p.R]) || (p.R == i && arrived[p.L]) {
-				earlier = true
+	} else {
+		// Eviction may cost pairs, but never makes one up or repeats one.
+		for k, p := range pairs {
+			if _, ok := slices.BinarySearchFunc(want, p, func(a, b pair) int { return (a.L-b.L)*len(r.in) + a.R - b.R }); !ok {
+				return fmt.Errorf("pair %v is not a match", p)
+			}
+			if k > 0 && pairs[k-1] == p {
+				return fmt.Errorf("pair %v emitted twice", p)
 			}
 		}
-		arrived[i] = true
-		if !earlier && r.rules.UnmatchedOnArrival(r.in[i].Side, false) {
-			wantUnmatched = append(wantUnmatched, i)
+	}
+	// emitted: the element was in a pair the buffer produced. Without a
+	// size cap, that is the oracle's partnered.
+	emitted := hasPartnerIn(pairs, len(r.in))
+
+	// On arrival (Immediate and Retract): unmatched iff outer and no partner
+	// arrived before it. Eviction may have removed that partner, so this
+	// holds only without a size cap.
+	var wantUnmatched []int
+	if r.maxBuffered == 0 {
+		arrived := make([]bool, len(r.in))
+		for _, i := range r.order {
+			if !present[i] {
+				continue
+			}
+			earlier := false
+			for _, p := range want {
+				if (p.L == i && arrived[p.R]) || (p.R == i && arrived[p.L]) {
+					earlier = true
+				}
+			}
+			arrived[i] = true
+			if !earlier && r.rules.UnmatchedOnArrival(r.in[i].Side, false) {
+				wantUnmatched = append(wantUnmatched, i)
+			}
+		}
+		if !slices.Equal(got.Unmatched, wantUnmatched) {
+			return fmt.Errorf("unmatched on arrival %v, want %v (outer elements with no earlier partner)", got.Unmatched, wantUnmatched)
 		}
 	}
-	if !slices.Equal(got.Unmatched, wantUnmatched) {
-		return fmt.Errorf("unmatched on arrival %v, want %v (outer elements with no earlier partner)", got.Unmatched, wantUnmatched)
-	}
 
-	// Retract: each element reported unmatched on arrival and matched later
-	// is retracted exactly once, and nothing else is.
+	// Retract: each element reported unmatched on arrival that later
+	// matched is retracted exactly once, and nothing else is.
 	var wantRetracted []int
 	if r.rules.Emit == Retract {
-		for _, i := range wantUnmatched {
-			if partnered[i] {
+		for _, i := range got.Unmatched {
+			if emitted[i] {
 				wantRetracted = append(wantRetracted, i)
 			}
 		}
@@ -246,8 +278,8 @@ func (r run) check() error {
 		return fmt.Errorf("retracted %v, want %v", retracted, wantRetracted)
 	}
 
-	// Cleanup: each element leaves once, knowing whether it ever matched;
-	// Final reports exactly the outer elements without a partner.
+	// Cleanup and eviction: each element leaves once, knowing whether it
+	// ever matched; Final reports exactly the outer elements that did not.
 	seen := make([]bool, len(r.in))
 	for _, x := range got.Removed {
 		if seen[x.Index] {
@@ -257,10 +289,10 @@ func (r run) check() error {
 		if !present[x.Index] {
 			return fmt.Errorf("element %d was judged late but buffered", x.Index)
 		}
-		if x.Matched != partnered[x.Index] {
-			return fmt.Errorf("element %d (%v at %d) removed with Matched=%v, but has a partner in the input: %v", x.Index, r.in[x.Index].Side, r.in[x.Index].Time, x.Matched, partnered[x.Index])
+		if x.Matched != emitted[x.Index] {
+			return fmt.Errorf("element %d (%v at %d) removed with Matched=%v, but was in a pair: %v (has a partner in the input: %v)", x.Index, r.in[x.Index].Side, r.in[x.Index].Time, x.Matched, emitted[x.Index], partnered[x.Index])
 		}
-		wantReport := r.rules.Emit == Final && r.rules.Type.Outer(r.in[x.Index].Side) && !partnered[x.Index]
+		wantReport := r.rules.Emit == Final && r.rules.Type.Outer(r.in[x.Index].Side) && !emitted[x.Index]
 		if x.Unmatched != wantReport {
 			return fmt.Errorf("element %d (%v at %d) reported unmatched on removal: %v, want %v", x.Index, r.in[x.Index].Side, r.in[x.Index].Time, x.Unmatched, wantReport)
 		}
@@ -272,8 +304,9 @@ func (r run) check() error {
 	}
 	if r.flush && r.rules.Emit != Immediate {
 		// Retract's changelog nets to Final's result: exactly the outer
-		// elements without a partner. (Immediate's does not: it never takes
-		// back an unmatched record.)
+		// elements that never matched, which without a size cap are those
+		// without a partner in the input. (Immediate's does not: it never
+		// takes back an unmatched record.)
 		net := map[int]bool{}
 		for _, i := range got.Unmatched {
 			net[i] = true
@@ -287,7 +320,7 @@ func (r run) check() error {
 			}
 		}
 		for i, x := range r.in {
-			if want := present[i] && r.rules.Type.Outer(x.Side) && !partnered[i]; net[i] != want {
+			if want := present[i] && r.rules.Type.Outer(x.Side) && !emitted[i]; net[i] != want {
 				return fmt.Errorf("element %d (%v at %d): net unmatched %v, want %v", i, x.Side, x.Time, net[i], want)
 			}
 		}
