@@ -54,7 +54,21 @@ func oraclePairs(b Bounds, in []item, present []bool) []pair {
 	return out
 }
 
-// hasPartner reports, per element, whether it is in any oracle pair.
+func comparePairs(a, b pair) int {
+	if a.L != b.L {
+		return a.L - b.L
+	}
+	return a.R - b.R
+}
+
+// sortedPairs returns a sorted copy of pairs.
+func sortedPairs(pairs []pair) []pair {
+	out := slices.Clone(pairs)
+	slices.SortFunc(out, comparePairs)
+	return out
+}
+
+// hasPartnerIn reports, per element, whether it is in any of the pairs.
 func hasPartnerIn(pairs []pair, n int) []bool {
 	out := make([]bool, n)
 	for _, p := range pairs {
@@ -210,13 +224,7 @@ func (r run) check() error {
 	}
 	want := oraclePairs(r.rules.Bounds, r.in, present)
 	partnered := hasPartnerIn(want, len(r.in))
-	pairs := slices.Clone(got.Pairs)
-	slices.SortFunc(pairs, func(a, b pair) int {
-		if a.L != b.L {
-			return a.L - b.L
-		}
-		return a.R - b.R
-	})
+	pairs := sortedPairs(got.Pairs)
 	if r.maxBuffered == 0 {
 		if !slices.Equal(pairs, want) {
 			return fmt.Errorf("pairs differ from the oracle's:\n got  %v\n want %v", pairs, want)
@@ -224,7 +232,7 @@ func (r run) check() error {
 	} else {
 		// Eviction may cost pairs, but never makes one up or repeats one.
 		for k, p := range pairs {
-			if _, ok := slices.BinarySearchFunc(want, p, func(a, b pair) int { return (a.L-b.L)*len(r.in) + a.R - b.R }); !ok {
+			if _, ok := slices.BinarySearchFunc(want, p, comparePairs); !ok {
 				return fmt.Errorf("pair %v is not a match", p)
 			}
 			if k > 0 && pairs[k-1] == p {

@@ -8,21 +8,18 @@ import (
 	"time"
 )
 
-// propertyShapes are the bound shapes of every layer's tests plus random
-// ones, some with ends one millisecond off a whole second.
-func propertyShapes(rng *rand.Rand) []struct {
+// boundShape is a named Bounds to test with.
+type boundShape struct {
 	name   string
 	bounds Bounds
-} {
-	var shapes []struct {
-		name   string
-		bounds Bounds
-	}
+}
+
+// propertyShapes are the bound shapes of every layer's tests plus random
+// ones, some with ends one millisecond off a whole second.
+func propertyShapes(rng *rand.Rand) []boundShape {
+	var shapes []boundShape
 	for _, s := range boundShapes {
-		shapes = append(shapes, struct {
-			name   string
-			bounds Bounds
-		}{s.name, s.bounds})
+		shapes = append(shapes, boundShape{s.name, s.bounds})
 	}
 	for len(shapes) < len(boundShapes)+10 {
 		lower := time.Duration(rng.IntN(21)-10)*time.Second + time.Duration(rng.IntN(3)-1)*time.Millisecond
@@ -32,13 +29,9 @@ func propertyShapes(rng *rand.Rand) []struct {
 			LowerExclusive: rng.IntN(2) == 0,
 			UpperExclusive: rng.IntN(2) == 0,
 		}
-		if b.Validate() != nil {
-			continue
+		if b.Validate() == nil {
+			shapes = append(shapes, boundShape{fmt.Sprintf("random_%v", b), b})
 		}
-		shapes = append(shapes, struct {
-			name   string
-			bounds Bounds
-		}{fmt.Sprintf("random_%v", b), b})
 	}
 	return shapes
 }
@@ -82,8 +75,7 @@ func TestPropertyArrivalOrderDoesNotMatter(t *testing.T) {
 						t.Fatalf("trial %d, permutation %d, %+v:\ninput %v\norder %v\n%v", trial, perm, r.rules, in, r.order, err)
 					}
 					got, _ := r.play()
-					pairs := slices.Clone(got.Pairs)
-					slices.SortFunc(pairs, func(a, b pair) int { return (a.L-b.L)*1000 + a.R - b.R })
+					pairs := sortedPairs(got.Pairs)
 					if perm == 0 {
 						first = pairs
 					} else if !slices.Equal(first, pairs) {
