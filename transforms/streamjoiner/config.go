@@ -47,9 +47,10 @@ type Config[L, R any, K comparable] struct {
 	// Window is the time range in which elements match (see JoinWindow).
 	Window JoinWindow
 
-	// LeftKey and RightKey read the join key of an element. The zero K
-	// (the empty string, 0, a nil pointer or interface) is no key: the
-	// element is rejected with an error naming its side.
+	// LeftKey and RightKey read the join key of an element. A nil key (a
+	// nil pointer, or a nil in an interface K) or the empty string is no
+	// key: the element is rejected with an error naming its side. Other
+	// zero values, such as 0, are keys.
 	LeftKey  func(L) K
 	RightKey func(R) K
 

@@ -79,8 +79,8 @@
 // # Errors
 //
 // Construction errors name the field at fault. A key selector that returns
-// the zero value of K (the empty string, 0, a nil pointer, or a nil or zero
-// value in an interface K) makes ProcessLeft or ProcessRight fail with an
+// no key — nil (a nil pointer, or an interface K holding nil) or the empty
+// string; 0 and other zero values are keys — makes ProcessLeft or ProcessRight fail with an
 // error naming the side, for which errors.Is(err, ErrEmptyKey) holds, and
 // so does an interface K holding a value that cannot be compared (a slice,
 // a map); nothing is buffered. An error from the JoinFunc is returned wrapped,

@@ -41,6 +41,8 @@ type StreamJoiner[L, R any, K comparable, O any] struct {
 	// keyIsInterface: a K that is an interface type can hold a nil pointer
 	// or a zero value that == cannot see.
 	keyIsInterface bool
+	// zeroKeyIsEmpty: K's zero value is nil or the empty string.
+	zeroKeyIsEmpty bool
 
 	mu      sync.Mutex
 	keys    keyTable[L, R, K]
@@ -72,6 +74,7 @@ func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O
 		rules:          match.Rules{Bounds: cfg.Window.Bounds(), Type: cfg.Type, Emit: match.Immediate},
 		retention:      cfg.StateRetention.Milliseconds(),
 		keyIsInterface: reflect.TypeFor[K]().Kind() == reflect.Interface,
+		zeroKeyIsEmpty: emptyValue(reflect.Zero(reflect.TypeFor[K]())),
 		keys:           newKeyTable[L, R, K](),
 		maxTime:        math.MinInt64,
 	}, nil
@@ -149,12 +152,14 @@ func (j *StreamJoiner[L, R, K, O]) Clear() {
 }
 
 // checkKey returns an error if k, from side s's key selector, is no key:
-// the zero K or, for an interface K, a nil or zero dynamic value; or, for
-// an interface K, a value that cannot be compared and so cannot be a key.
+// nil (a nil pointer, or an interface K holding nothing or a nil pointer) or
+// the empty string; or, for an interface K, a value that cannot be
+// compared and so cannot be a key. Other zero values, such as 0 for an int
+// key, are keys like any other.
 func (j *StreamJoiner[L, R, K, O]) checkKey(s match.Side, k K) error {
 	if j.keyIsInterface {
 		v := reflect.ValueOf(k)
-		if !v.IsValid() || v.IsZero() {
+		if !v.IsValid() || emptyValue(v) {
 			return emptyKey[s]
 		}
 		if !v.Comparable() {
@@ -162,11 +167,25 @@ func (j *StreamJoiner[L, R, K, O]) checkKey(s match.Side, k K) error {
 		}
 		return nil
 	}
-	var zero K
-	if k == zero {
-		return emptyKey[s]
+	if j.zeroKeyIsEmpty {
+		var zero K
+		if k == zero {
+			return emptyKey[s]
+		}
 	}
 	return nil
+}
+
+// emptyValue reports whether v is nil or the empty string: the Go forms of
+// the seed's null key.
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return v.IsNil()
+	case reflect.String:
+		return v.Len() == 0
+	}
+	return false
 }
 
 // process joins e under key k, buffers it, applies the size cap and the

@@ -463,10 +463,18 @@ func TestBadKeys(t *testing.T) {
 			return feedBoth(withInterface{Window: OfSize(time.Second),
 				LeftKey: func(ev) any { return nilString }, RightKey: func(ev) any { return nilString }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
-		{"zero_value_in_interface", func() keyResult {
+		{"empty_string_in_interface", func() keyResult {
 			return feedBoth(withInterface{Window: OfSize(time.Second),
-				LeftKey: func(ev) any { return "" }, RightKey: func(ev) any { return 0 }}, ev{})
+				LeftKey: func(ev) any { return "" }, RightKey: func(ev) any { return "" }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
+		{"zero_int_is_a_key", func() keyResult {
+			return feedBoth(Config[ev, ev, int]{Window: OfSize(time.Second),
+				LeftKey: func(ev) int { return 0 }, RightKey: func(ev) int { return 0 }}, ev{})
+		}, "", ""},
+		{"zero_int_in_interface_is_a_key", func() keyResult {
+			return feedBoth(withInterface{Window: OfSize(time.Second),
+				LeftKey: func(ev) any { return 0 }, RightKey: func(ev) any { return 0 }}, ev{})
+		}, "", ""},
 		{"incomparable_value_in_interface", func() keyResult {
 			return feedBoth(withInterface{Window: OfSize(time.Second),
 				LeftKey: func(ev) any { return []byte("k") }, RightKey: func(ev) any { return map[int]int{1: 1} }}, ev{})
