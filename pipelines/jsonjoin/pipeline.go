@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
@@ -134,11 +137,26 @@ func Run(ctx context.Context, c Config) (Summary, error) {
 	if runner == "" {
 		runner = DefaultRunner
 	}
+	if runner == "prism" || runner == "PrismRunner" {
+		preventPrismSplits()
+	}
 	pr, err := beam.Run(ctx, runner, p)
 	if err != nil {
 		return Summary{}, fmt.Errorf("beamjoin: pipeline failed: %w", err)
 	}
 	return summarize(c.Op, pr), nil
+}
+
+// preventPrismSplits turns off Prism's dynamic splitting of bundles
+// (experiment prism_disable_sdf_split). When a bundle of the interval
+// join's stateful DoFn is slow, Prism splits it, and a split of a bundle
+// that holds timers loses or repeats work (apache/beam#35771): measured
+// here as duplicated pairs and missing fates under --watermark-lag.
+func preventPrismSplits() {
+	const exp = "prism_disable_sdf_split"
+	if !slices.Contains(jobopts.GetExperiments(), exp) {
+		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), exp), ",")
+	}
 }
 
 // ConfigError is a Config that could not be built into a pipeline.

@@ -35,11 +35,18 @@ type Span struct {
 // noTime is the largest time read before any record: none.
 const noTime = math.MinInt64
 
+// ReplayStep is how far the largest time read must rise before a replay
+// reports the new watermark. Reporting is a checkpoint, a bundle round trip
+// (about 10 ms on Prism); one second is also the interval join's default
+// cleanup granularity, so finer reports would fire no more timers.
+const ReplayStep = time.Second
+
 // replayFn replays a file in line order. Its watermark estimator holds the
 // largest event time read so far; the watermark is that time less the lag.
-// After each line that raises the watermark it checkpoints, so the runner
-// learns of the new watermark before the next line is read: that is what
-// lets downstream timers fire, and later lines be late, during the run.
+// After each line that raises that time by ReplayStep or more since the
+// last report it checkpoints, so the runner learns of the new watermark
+// before the next line is read: that is what lets downstream timers fire,
+// and later lines be late, during the run.
 type replayFn struct {
 	P         parser
 	LagMillis int64
@@ -89,6 +96,7 @@ func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf
 	}
 	defer r.Close()
 	lr := newLineReader(r, f.P.MaxLineBytes, rest.Line, rest.Start)
+	reported := we.MaxTime
 	for {
 		start := lr.offset
 		l, err := lr.next()
@@ -103,7 +111,7 @@ func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf
 			return sdf.StopProcessing(), rt.GetError()
 		}
 		ts, ok := f.P.handle(ctx, file, l, emit, dead)
-		if ok && we.observe(ts) {
+		if ok && we.observe(ts) && (reported == noTime || we.MaxTime-reported >= ReplayStep.Milliseconds()) {
 			return sdf.ResumeProcessingIn(0), nil
 		}
 	}
