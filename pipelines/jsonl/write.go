@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 )
@@ -36,7 +37,8 @@ const (
 // Write writes lines, a PCollection<string> of single-line texts, to path,
 // one per line in natural order (digit runs compare as numbers, so
 // "line":9 sorts before "line":10), once every line is known. It writes
-// path, empty, when there are none. "-" means Stdout. A relative local path
+// path, empty, when there are none. Lines of any windowing are written to
+// the one file. "-" means Stdout. A relative local path
 // is taken from the working directory at construction.
 //
 // Every line passes through one worker, in memory: Write is meant for the
@@ -57,7 +59,8 @@ func Write(s beam.Scope, path string, lines beam.PCollection) {
 	// A marker is grouped with the lines so that the write happens once,
 	// when all lines are in, even when there are none.
 	marker := beam.ParDo(s, markFile, beam.Impulse(s))
-	all := beam.Flatten(s, marker, beam.ParDo(s, keyLine, lines))
+	global := beam.WindowInto(s, window.NewGlobalWindows(), lines)
+	all := beam.Flatten(s, marker, beam.ParDo(s, keyLine, global))
 	beam.ParDo0(s, fn, beam.GroupByKey(s, all))
 }
 
