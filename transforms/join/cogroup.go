@@ -134,13 +134,29 @@ func groupByKeyAndWindow(s beam.Scope, op string, fn *window.Fn, left, right bea
 	// CoGroupByKey checks this too, but its message names neither the
 	// inputs nor the remedy.
 	if lw, rw := left.WindowingStrategy(), right.WindowingStrategy(); !lw.Equals(rw) {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: the left input is windowed by %v and the right by %v: window both alike with beam.WindowInto, or pass join.WindowInto", op, lw, rw)
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: the left input is windowed by %s and the right by %s: window both alike with beam.WindowInto, or pass join.WindowInto",
+			op, windowFnName(lw.Fn), windowFnName(rw.Fn))
 	}
 	grouped, err := beam.TryCoGroupByKey(s, left, right)
 	if err != nil {
 		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
 	}
 	return grouped, nil
+}
+
+// windowFnName writes fn as the call that makes it.
+func windowFnName(fn *window.Fn) string {
+	switch fn.Kind {
+	case window.GlobalWindows:
+		return "window.NewGlobalWindows()"
+	case window.FixedWindows:
+		return fmt.Sprintf("window.NewFixedWindows(%v)", fn.Size)
+	case window.SlidingWindows:
+		return fmt.Sprintf("window.NewSlidingWindows(%v, %v)", fn.Period, fn.Size)
+	case window.Sessions:
+		return fmt.Sprintf("window.NewSessions(%v)", fn.Gap)
+	}
+	return fn.String()
 }
 
 // span is a window's bounds, as CoGroup and Window report them, and its max

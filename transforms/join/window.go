@@ -112,8 +112,8 @@ func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	if err := cfg.rules.Validate(); err != nil {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	if cfg.rules.Type > match.FullOuter {
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: unknown join type %v", op, cfg.rules.Type)
 	}
 	if err := checkInputs[K, L, R](op, left, right); err != nil {
 		return beam.PCollection{}, err

@@ -259,3 +259,242 @@ func concat(lists ...[]string) []string {
 	}
 	return all
 }
+
+func init() {
+	register.Function2x2(keyByLength)
+}
+
+// keyByLength re-keys a right input by an int, for inputs whose key types
+// differ.
+func keyByLength(k string, v note) (int, note) { return len(k), v }
+
+func TestMisuse(t *testing.T) {
+	type build func(s beam.Scope, left, right beam.PCollection) error
+	window := func(opts ...join.Option) build {
+		return func(s beam.Scope, left, right beam.PCollection) error {
+			_, err := join.TryWindow[string, string, note](s, left, right, opts...)
+			return err
+		}
+	}
+	coGroup := func(opts ...join.Option) build {
+		return func(s beam.Scope, left, right beam.PCollection) error {
+			_, err := join.TryCoGroup[string, string, note](s, left, right, opts...)
+			return err
+		}
+	}
+	tests := []struct {
+		name  string
+		build build
+		want  string
+	}{
+		{"window_rejects_Between", window(join.Between(0, time.Second)),
+			"beamjoin: join.Window does not take Between"},
+		{"window_rejects_LowerExclusive", window(join.LowerExclusive),
+			"beamjoin: join.Window does not take LowerExclusive"},
+		{"window_rejects_UpperExclusive", window(join.UpperExclusive),
+			"beamjoin: join.Window does not take UpperExclusive"},
+		{"window_rejects_an_emission_mode", window(join.LeftOuter, join.EmitFinal),
+			"beamjoin: join.Window does not take an emission mode"},
+		{"window_rejects_AllowedLateness", window(join.AllowedLateness(time.Second)),
+			"beamjoin: join.Window does not take AllowedLateness"},
+		{"window_rejects_MaxBufferedPerKey", window(join.MaxBufferedPerKey(10)),
+			"beamjoin: join.Window does not take MaxBufferedPerKey"},
+		{"window_rejects_CleanupEvery", window(join.CleanupEvery(time.Second)),
+			"beamjoin: join.Window does not take CleanupEvery"},
+		{"window_rejects_a_nil_option", window(join.Inner, nil),
+			"beamjoin: join.Window: option 1 is nil"},
+		{"window_rejects_WindowInto_nil", window(join.WindowInto(nil)),
+			"beamjoin: join.Window: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)"},
+		{"window_rejects_an_unknown_join_type", window(join.Type(9)),
+			"beamjoin: join.Window: unknown join type Type(9)"},
+		{"cogroup_rejects_a_join_type", coGroup(join.LeftOuter),
+			"beamjoin: join.CoGroup does not take a join type"},
+		{"cogroup_rejects_Between", coGroup(join.WindowInto(fixed10s), join.Between(0, time.Second)),
+			"beamjoin: join.CoGroup does not take Between"},
+		{
+			name: "left_input_must_be_keyed",
+			build: func(s beam.Scope, _, right beam.PCollection) error {
+				_, err := join.TryWindow[string, string, note](s, beam.Create(s, "x"), right)
+				return err
+			},
+			want: "beamjoin: join.Window: the left input is a PCollection<string>, want a PCollection<KV<key, value>>",
+		},
+		{
+			name: "right_input_must_be_keyed",
+			build: func(s beam.Scope, left, _ beam.PCollection) error {
+				_, err := join.TryCoGroup[string, string, note](s, left, beam.Create(s, note{}))
+				return err
+			},
+			want: "beamjoin: join.CoGroup: the right input is a PCollection<join_test.note>, want a PCollection<KV<key, value>>",
+		},
+		{
+			name: "inputs_must_be_valid_pcollections",
+			build: func(s beam.Scope, left, _ beam.PCollection) error {
+				_, err := join.TryConnect[string, string, note](s, left, beam.PCollection{})
+				return err
+			},
+			want: "beamjoin: join.Connect: the right input is not a valid PCollection",
+		},
+		{
+			name: "key_types_must_agree",
+			build: func(s beam.Scope, left, right beam.PCollection) error {
+				_, err := join.TryConnect[string, string, note](s, left, beam.ParDo(s, keyByLength, right))
+				return err
+			},
+			want: "beamjoin: join.Connect: the left key type string differs from the right key type int",
+		},
+		{
+			name: "type_argument_K_must_be_the_key_type",
+			build: func(s beam.Scope, left, right beam.PCollection) error {
+				_, err := join.TryWindow[int, string, note](s, left, right)
+				return err
+			},
+			want: "beamjoin: join.Window: type argument K is int, but the inputs' key type is string",
+		},
+		{
+			name: "type_argument_L_must_be_the_left_value_type",
+			build: func(s beam.Scope, left, right beam.PCollection) error {
+				_, err := join.TryCoGroup[string, note, note](s, left, right)
+				return err
+			},
+			want: "beamjoin: join.CoGroup: type argument L is join_test.note, but the left value type is string",
+		},
+		{
+			name: "type_argument_R_must_be_the_right_value_type",
+			build: func(s beam.Scope, left, right beam.PCollection) error {
+				_, err := join.TryConnect[string, string, string](s, left, right)
+				return err
+			},
+			want: "beamjoin: join.Connect: type argument R is string, but the right value type is join_test.note",
+		},
+		{
+			name: "inputs_must_be_windowed_alike",
+			build: func(s beam.Scope, left, right beam.PCollection) error {
+				_, err := join.TryWindow[string, string, note](s, beam.WindowInto(s, fixed10s, left), right)
+				return err
+			},
+			want: "beamjoin: join.Window: the left input is windowed by window.NewFixedWindows(10s) and the right by window.NewGlobalWindows(): " +
+				"window both alike with beam.WindowInto, or pass join.WindowInto",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, s := beam.NewPipelineWithRoot()
+			left, right := timedInputs(s, sliding)
+			err := tt.build(s, left, right)
+			if err == nil {
+				t.Fatalf("got no error, want %q", tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("got error\n\t%s\nwant\n\t%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMisusePanics checks that the variants without an error panic with
+// the error their Try variants return.
+func TestMisusePanics(t *testing.T) {
+	tests := []struct {
+		name string
+		add  func(s beam.Scope, left, right beam.PCollection)
+		want string
+	}{
+		{
+			name: "window",
+			add: func(s beam.Scope, left, right beam.PCollection) {
+				join.Window[string, string, note](s, left, right, join.Between(0, time.Second))
+			},
+			want: "beamjoin: join.Window does not take Between",
+		},
+		{
+			name: "cogroup",
+			add: func(s beam.Scope, left, right beam.PCollection) {
+				join.CoGroup[string, string, note](s, left, right, join.LeftOuter)
+			},
+			want: "beamjoin: join.CoGroup does not take a join type",
+		},
+		{
+			name: "connect",
+			add: func(s beam.Scope, left, right beam.PCollection) {
+				join.Connect[int, string, note](s, left, right)
+			},
+			want: "beamjoin: join.Connect: type argument K is int, but the inputs' key type is string",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, s := beam.NewPipelineWithRoot()
+			left, right := timedInputs(s, sliding)
+			defer func() {
+				r := recover()
+				if err, ok := r.(error); !ok || err.Error() != tt.want {
+					t.Errorf("panicked with %v, want the error %q", r, tt.want)
+				}
+			}()
+			tt.add(s, left, right)
+		})
+	}
+}
+
+func init() {
+	register.Function2x2(noteText)
+	register.Function1x1(describeStringResult)
+	register.Function1x1(describeStringGroup)
+	register.Function2x1(describeStringTagged)
+}
+
+func noteText(k string, v note) (string, string) { return k, v.Text }
+
+func describeStringResult(r join.WindowResult[string, string, string]) string {
+	left, right := "-", "-"
+	if r.Left != nil {
+		left = *r.Left
+	}
+	if r.Right != nil {
+		right = *r.Right
+	}
+	return fmt.Sprintf("%v %s %s %s", r.Kind, r.Key, left, right)
+}
+
+func describeStringGroup(g join.Group[string, string, string]) string {
+	return fmt.Sprintf("%s %s %s", g.Key, sortedJoin(g.Left), sortedJoin(g.Right))
+}
+
+func describeStringTagged(k string, v join.Tagged[string, string]) string {
+	value := "?"
+	switch {
+	case v.Side == join.Left && v.Left != nil && v.Right == nil:
+		value = *v.Left
+	case v.Side == join.Right && v.Right != nil && v.Left == nil:
+		value = *v.Right
+	}
+	return fmt.Sprintf("%s %v %s", k, v.Side, value)
+}
+
+// TestSameValueTypeOnBothSides checks that the side, not the type, says
+// where a value came from when both inputs have the same value type.
+func TestSameValueTypeOnBothSides(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	left, notes := timedInputs(s, sliding)
+	right := beam.ParDo(s, noteText, notes)
+	results := gather(s, beam.ParDo(s, describeStringResult, join.Window[string, string, string](s, left, right, join.FullOuter)))
+	groups := gather(s, beam.ParDo(s, describeStringGroup, join.CoGroup[string, string, string](s, left, right)))
+	tagged := gather(s, beam.ParDo(s, describeStringTagged, join.Connect[string, string, string](s, left, right)))
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		transform string
+		got       []string
+		want      []string
+	}{
+		{"join.Window", results(), []string{"pair a l1 r1", "pair a l1 r2", "unmatched b l2 -"}},
+		{"join.CoGroup", groups(), []string{"a [l1] [r1 r2]", "b [l2] []"}},
+		{"join.Connect", tagged(), []string{"a left l1", "a right r1", "a right r2", "b left l2"}},
+	} {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s output differs (-want +got):\n%s", c.transform, diff)
+		}
+	}
+}
