@@ -1,0 +1,431 @@
+// Package e2e holds the beamjoin command's end-to-end tests. They are a
+// package of their own so that their -update flag does not clash with the
+// flags Beam's runners register in the command.
+//
+// The tests build the beamjoin binary, run it on the files in
+// testdata/ and compare whole outputs, as sorted lines, with the golden
+// files in testdata/golden/. Regenerate those with
+//
+//	go test ./cmd/beamjoin/e2e -update
+//
+// and review the diff.
+
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+const (
+	testdata = "../../../testdata"
+	golden   = "../../../testdata/golden"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// beamjoinBinary builds the command once per test run.
+func beamjoinBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "beamjoin-e2e")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "beamjoin")
+		out, err := exec.Command("go", "build", "-o", binary, "..").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// result is what one run of the command left behind.
+type result struct {
+	code           int
+	stdout, stderr string
+	dir            string // the working directory, where output files are
+}
+
+// run runs beamjoin with args in dir (a fresh temporary directory when
+// empty).
+func run(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	bin := beamjoinBinary(t)
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String(), dir: dir}
+}
+
+// mustRun is run that fails the test unless the command succeeds.
+func mustRun(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	r := run(t, dir, args...)
+	if r.code != 0 {
+		t.Fatalf("beamjoin %s: exit status %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	return r
+}
+
+// lines splits output into its lines, sorted: outputs are compared as
+// multisets, whatever their order.
+func lines(s string) []string {
+	var ls []string
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" {
+			ls = append(ls, l)
+		}
+	}
+	slices.Sort(ls)
+	return ls
+}
+
+func (r result) file(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkGolden compares got, as sorted lines, with testdata/golden/name, or
+// rewrites that file under -update.
+func checkGolden(t *testing.T, name string, got []string) {
+	t.Helper()
+	path := filepath.Join(golden, name)
+	if *update {
+		text := strings.Join(got, "\n")
+		if len(got) > 0 {
+			text += "\n"
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(lines(string(want)), got); diff != "" {
+		t.Errorf("output differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+// abs is a testdata file's absolute path, for runs in other directories.
+func abs(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(testdata, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// counters reads the summary the command prints on standard error into
+// "left_read"-style names.
+func counters(t *testing.T, stderr string) map[string]int64 {
+	t.Helper()
+	c := map[string]int64{}
+	var cols []string
+	for _, l := range strings.Split(stderr, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 0 && f[0] == "side":
+			cols = f[1:]
+		case len(f) > 0 && (f[0] == "left" || f[0] == "right") && len(f) == len(cols)+1:
+			for i, v := range f[1:] {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("summary line %q: %v", l, err)
+				}
+				c[f[0]+"_"+cols[i]] = n
+			}
+		case len(f) > 0 && strings.HasSuffix(f[0], "_out"):
+			for i := 0; i+1 < len(f); i += 2 {
+				n, err := strconv.ParseInt(f[i+1], 10, 64)
+				if err != nil {
+					t.Fatalf("summary line %q: %v", l, err)
+				}
+				c[f[i]] = n
+			}
+		}
+	}
+	if len(c) == 0 {
+		t.Fatalf("no counters summary on standard error:\n%s", stderr)
+	}
+	return c
+}
+
+// small are the flags of the small hand-made inputs in testdata/e2e: keys
+// at "id", times at "t". See TestE2EInterval for what they hold.
+func small(t *testing.T, extra ...string) []string {
+	return append([]string{"--left", abs(t, "e2e/left.jsonl"), "--right", abs(t, "e2e/right.jsonl"),
+		"--key", "id", "--time", "t"}, extra...)
+}
+
+// TestE2EReadyPipelines runs the two ready pipelines on the sample data,
+// exactly as the README shows them.
+func TestE2EReadyPipelines(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		// read and invalid lines per side, from the summary
+		read, invalid [2]int64
+	}{
+		{
+			name: "reconcile",
+			args: []string{"interval", "--left", "testdata/orders.jsonl", "--right", "testdata/payments.jsonl",
+				"--key", "order_id", "--time", "ts", "--lower", "0", "--upper", "15m", "--type", "left", "--emit", "final"},
+			read: [2]int64{201, 222}, invalid: [2]int64{1, 2},
+		},
+		{
+			name: "attribution",
+			args: []string{"interval", "--left", "testdata/clicks.jsonl", "--right", "testdata/impressions.jsonl",
+				"--key", "ad.id", "--time", "ts", "--lower", "-10m", "--upper", "0", "--type", "left", "--emit", "final"},
+			read: [2]int64{43, 160}, invalid: [2]int64{1, 0},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// Run from the repository root, as `make run` does, so that dead
+			// letters name the files as the README shows.
+			root, _ := filepath.Abs("../../..")
+			out := filepath.Join(t.TempDir(), "out.jsonl")
+			dead := filepath.Join(t.TempDir(), "dead.jsonl")
+			r := mustRun(t, root, append(tc.args, "--out", out, "--dead-letter", dead)...)
+			got, _ := os.ReadFile(out)
+			checkGolden(t, tc.name+".jsonl", lines(string(got)))
+			got, _ = os.ReadFile(dead)
+			checkGolden(t, tc.name+".deadletters.jsonl", lines(string(got)))
+			c := counters(t, r.stderr)
+			for i, side := range []string{"left", "right"} {
+				if c[side+"_read"] != tc.read[i] || c[side+"_invalid"] != tc.invalid[i] {
+					t.Errorf("%s: read %d, invalid %d; want %d, %d", side, c[side+"_read"], c[side+"_invalid"], tc.read[i], tc.invalid[i])
+				}
+			}
+		})
+	}
+}
+
+// TestE2EInterval runs the interval join on the small inputs, whose
+// left (L) and right (R) objects, with bounds [0, 5m], are:
+//
+//	a: L1 at 0 and L2 at 1m; R1 at 30s (pairs with L1), R2 at 1m30s (with both)
+//	b: L3 at 2m; R3 exactly 5m later (pairs: bounds are inclusive), R4 1 ms more (no)
+//	c: L4, no right
+//	1: L5 (number key); R5 with the string key "1" (another key), R6 with 1.0 (the same)
+//	e: L6 at 5m (an RFC 3339 time); R7 1 ms before it (no)
+//	f: R8, no left
+func TestE2EInterval(t *testing.T) {
+	t.Parallel()
+	bounds := []string{"--lower", "0", "--upper", "5m"}
+	for _, tc := range []struct {
+		name, golden string
+		args         []string
+	}{
+		{"inner", "interval_inner.jsonl", []string{}},
+		{"left_final", "interval_left_final.jsonl", []string{"--type", "left", "--emit", "final"}},
+		{"right_final", "interval_right_final.jsonl", []string{"--type", "right", "--emit", "final"}},
+		{"full_final", "interval_full_final.jsonl", []string{"--type", "full", "--emit", "final"}},
+		{"inner_upper_exclusive", "interval_inner_upper_exclusive.jsonl", []string{"--upper-exclusive"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := mustRun(t, "", append([]string{"interval"}, small(t, append(bounds, tc.args...)...)...)...)
+			checkGolden(t, tc.golden, lines(r.stdout))
+		})
+	}
+
+	// Immediate and retract emission depend on which side of a pair
+	// arrives first, which a runner does not promise. What they promise is
+	// checked instead: an immediate run is the final run plus, for some
+	// elements that have pairs, one earlier unmatched record; a retract run
+	// nets (each retract cancelling one unmatched record) to the final run.
+	t.Run("full_immediate", func(t *testing.T) {
+		t.Parallel()
+		r := mustRun(t, "", append([]string{"interval"}, small(t, append(bounds, "--type", "full", "--emit", "immediate")...)...)...)
+		got := lines(r.stdout)
+		var kept []string
+		for _, l := range got {
+			if !strings.HasPrefix(l, `{"kind":"unmatched"`) || !hasPair(got, l) {
+				kept = append(kept, l)
+			}
+		}
+		if n := len(got) - len(kept); n > 5 {
+			t.Errorf("%d unmatched records of elements with pairs; at most one for each of the 5 such left and right elements", n)
+		}
+		checkGolden(t, "interval_full_final.jsonl", kept)
+	})
+	t.Run("full_retract", func(t *testing.T) {
+		t.Parallel()
+		r := mustRun(t, "", append([]string{"interval"}, small(t, append(bounds, "--type", "full", "--emit", "retract")...)...)...)
+		var net, retracts []string
+		for _, l := range lines(r.stdout) {
+			if rest, ok := strings.CutPrefix(l, `{"kind":"retract"`); ok {
+				retracts = append(retracts, `{"kind":"unmatched"`+rest)
+			} else {
+				net = append(net, l)
+			}
+		}
+		for _, u := range retracts {
+			i := slices.Index(net, u)
+			if i < 0 {
+				t.Fatalf("a retraction with no unmatched record to retract: %s", u)
+			}
+			net = slices.Delete(net, i, i+1)
+		}
+		slices.Sort(net)
+		checkGolden(t, "interval_full_final.jsonl", net)
+	})
+}
+
+// hasPair reports whether the element of an unmatched record is in a pair.
+func hasPair(all []string, unmatched string) bool {
+	for _, side := range []string{`"left":`, `"right":`} {
+		i := strings.Index(unmatched, side+"{")
+		if i < 0 {
+			continue
+		}
+		obj := unmatched[i+len(side) : i+len(side)+strings.Index(unmatched[i+len(side):], "}")+1]
+		for _, l := range all {
+			if strings.HasPrefix(l, `{"kind":"pair"`) && strings.Contains(l, side+obj) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestE2EOutOfOrder runs the joins on the small inputs with their lines in
+// reverse order: batch results do not depend on the order of lines.
+func TestE2EOutOfOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"left.jsonl", "right.jsonl"} {
+		b, err := os.ReadFile(abs(t, "e2e/"+name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		slices.Reverse(ls)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"--left", "left.jsonl", "--right", "right.jsonl", "--key", "id", "--time", "t"}
+	r := mustRun(t, dir, append(append([]string{"interval"}, args...), "--lower", "0", "--upper", "5m", "--type", "full", "--emit", "final")...)
+	checkGolden(t, "interval_full_final.jsonl", lines(r.stdout))
+	r = mustRun(t, dir, append(append([]string{"window"}, args...), "--size", "2m", "--type", "full")...)
+	checkGolden(t, "window_full_fixed.jsonl", lines(r.stdout))
+}
+
+// TestE2EWindowAndCoGroup runs the window join and the cogroup on the small
+// inputs.
+func TestE2EWindowAndCoGroup(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"window_full_fixed", []string{"window", "--size", "2m", "--type", "full"}},
+		{"window_inner_sliding", []string{"window", "--size", "2m", "--slide", "1m"}},
+		{"cogroup_fixed", []string{"cogroup", "--size", "2m"}},
+		{"cogroup_sessions", []string{"cogroup", "--gap", "1m"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := mustRun(t, "", append(tc.args[:1], small(t, tc.args[1:]...)...)...)
+			checkGolden(t, tc.name+".jsonl", lines(r.stdout))
+		})
+	}
+}
+
+// TestE2EMalformed feeds the small left input with bad lines mixed in:
+// every bad line goes to the dead-letter file, counted, and every good
+// line is still joined.
+func TestE2EMalformed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good, err := os.ReadFile(abs(t, "e2e/left.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{
+		`{"id":"x","t":1000`,       // bad JSON
+		`{"t":1000,"v":"no key"}`,  // missing key
+		`{"id":"x","v":"no time"}`, // missing time
+		`{"id":"x","t":"tuesday"}`, // unparsable time
+		`{"id":true,"t":1000}`,     // a key that is not a string or number
+		`{"id":"x","t":1000,"pad":"` + strings.Repeat("x", 3<<19) + `"}`, // 1.5 MiB
+		`[1,2,3]`, // not an object
+		``,        // blank
+	}
+	var b strings.Builder
+	goodLines := strings.Split(strings.TrimSuffix(string(good), "\n"), "\n")
+	for i := 0; i < max(len(goodLines), len(bad)); i++ {
+		if i < len(goodLines) {
+			b.WriteString(goodLines[i] + "\n")
+		}
+		if i < len(bad) {
+			b.WriteString(bad[i] + "\n")
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "left.jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, dir, "interval", "--left", "left.jsonl", "--right", abs(t, "e2e/right.jsonl"),
+		"--key", "id", "--time", "t", "--lower", "0", "--upper", "5m", "--type", "full", "--emit", "final",
+		"--dead-letter", "dead.jsonl")
+	checkGolden(t, "interval_full_final.jsonl", lines(r.stdout))
+	dead := lines(r.file(t, "dead.jsonl"))
+	// The huge line's raw text is cut to its first 4 KiB.
+	for i, l := range dead {
+		dead[i] = regexp.MustCompile(`x{100,}`).ReplaceAllString(l, "x…")
+	}
+	checkGolden(t, "malformed.deadletters.jsonl", dead)
+	c := counters(t, r.stderr)
+	if c["left_read"] != int64(len(goodLines)+len(bad)) || c["left_invalid"] != int64(len(bad)) || c["right_invalid"] != 0 {
+		t.Errorf("summary: left read %d invalid %d, right invalid %d; want %d, %d, 0",
+			c["left_read"], c["left_invalid"], c["right_invalid"], len(goodLines)+len(bad), len(bad))
+	}
+}
