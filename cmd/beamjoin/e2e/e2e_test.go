@@ -429,3 +429,58 @@ func TestE2EMalformed(t *testing.T) {
 			c["left_read"], c["left_invalid"], c["right_invalid"], len(goodLines)+len(bad), len(bad))
 	}
 }
+
+// TestE2EWatermarkLag replays two files as streams: orders (left) k1 at 0,
+// k2 at 1m, k3 at 2m; payments (right) one a minute from 0 to 70m for
+// other keys, among them k2's at 3m (a pair), k3's at 40m (too late by
+// the bounds [0, 30m]: k3 is unpaid) and, written after the 50m line, k1's
+// at 5m. When that line is read the watermark is at 50m: k1's order was
+// cleaned up at 30m, so the payment is late. It goes to the late file, and
+// k1 is reported unpaid, where a batch run pairs them.
+//
+// The orders file is short, so its replay ends (and stops holding the
+// watermark) long before the payments replay reaches the 50m line; the
+// 20 watermark steps between k1's cleanup and its late payment leave the
+// join ample time to run that cleanup first.
+func TestE2EWatermarkLag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const min = 60000
+	orders := fmt.Sprintf("{\"id\":\"k1\",\"t\":0}\n{\"id\":\"k2\",\"t\":%d}\n{\"id\":\"k3\",\"t\":%d}\n", 1*min, 2*min)
+	var payments strings.Builder
+	for m := 0; m <= 70; m++ {
+		key := fmt.Sprintf("other-%02d", m)
+		switch m {
+		case 3:
+			key = "k2"
+		case 40:
+			key = "k3"
+		}
+		fmt.Fprintf(&payments, "{\"id\":%q,\"t\":%d}\n", key, m*min)
+		if m == 50 {
+			fmt.Fprintf(&payments, "{\"id\":\"k1\",\"t\":%d,\"note\":\"written 45 minutes late\"}\n", 5*min)
+		}
+	}
+	for name, text := range map[string]string{"orders.jsonl": orders, "payments.jsonl": payments.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"interval", "--left", "orders.jsonl", "--right", "payments.jsonl", "--key", "id", "--time", "t",
+		"--lower", "0", "--upper", "30m", "--type", "left", "--emit", "final"}
+
+	r := mustRun(t, dir, append(args, "--watermark-lag", "0", "--late", "late.jsonl")...)
+	checkGolden(t, "watermark_lag.jsonl", lines(r.stdout))
+	checkGolden(t, "watermark_lag.late.jsonl", lines(r.file(t, "late.jsonl")))
+	if c := counters(t, r.stderr); c["right_late"] != 1 {
+		t.Errorf("summary: right_late %d, want 1", c["right_late"])
+	}
+
+	// Read whole, in batch, the same files pair k1 with its payment.
+	r = mustRun(t, dir, args...)
+	if !slices.ContainsFunc(lines(r.stdout), func(l string) bool {
+		return strings.HasPrefix(l, `{"kind":"pair","key":"k1"`)
+	}) {
+		t.Errorf("batch run: no pair for k1:\n%s", r.stdout)
+	}
+}
