@@ -106,7 +106,7 @@ func (src Source) files() (files []any, dir string, err error) {
 		return nil, "", fmt.Errorf("beamjoin: %s: no file pattern", src.Name)
 	}
 	if err := src.Fields.Validate(); err != nil {
-		return nil, "", fmt.Errorf("beamjoin: %s: %w", src.Name, err)
+		return nil, "", fmt.Errorf("beamjoin: %s: %s", src.Name, strings.TrimPrefix(err.Error(), "beamjoin: "))
 	}
 	if src.MaxLineBytes < 0 {
 		return nil, "", fmt.Errorf("beamjoin: %s: MaxLineBytes %d is negative", src.Name, src.MaxLineBytes)
