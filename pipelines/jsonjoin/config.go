@@ -2,6 +2,7 @@ package jsonjoin
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
@@ -84,7 +85,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("beamjoin: no %s input", in.side)
 		}
 		if err := in.in.Fields.Validate(); err != nil {
-			return fmt.Errorf("beamjoin: %s input: %w", in.side, err)
+			return fmt.Errorf("beamjoin: %s input: %s", in.side, strings.TrimPrefix(err.Error(), "beamjoin: "))
 		}
 	}
 	if c.Op == Interval {

@@ -1,0 +1,75 @@
+// Package jsonjoin joins two JSON-lines inputs with beamjoin's transforms
+// and writes the results as JSON lines: it is the pipeline behind the
+// beamjoin command, and a Config is one command line.
+//
+//	c := jsonjoin.Config{
+//		Op:    jsonjoin.Interval,
+//		Left:  jsonjoin.Input{Pattern: "orders.jsonl", Fields: jsonl.Fields{Key: "order_id", Time: "ts"}},
+//		Right: jsonjoin.Input{Pattern: "payments.jsonl", Fields: jsonl.Fields{Key: "order_id", Time: "ts"}},
+//		Lower: 0, Upper: 15 * time.Minute, Type: join.LeftOuter, Emit: join.EmitFinal,
+//		Out:   "paid.jsonl",
+//	}
+//	summary, err := jsonjoin.Run(ctx, c)
+//
+// Inputs are read by package jsonl (keys as canonical JSON text, times as
+// epoch milliseconds or RFC 3339, bad lines to dead letters) and joined by
+// join.Interval, join.Window or join.CoGroup with string keys and
+// jsonl.Record values. Build adds the whole join to a pipeline of one's own;
+// Run builds and runs it and returns its counters.
+//
+// # Output
+//
+// One JSON object per line; the input objects are copied through byte for
+// byte, and the key is written as its canonical JSON text. The command
+// writes lines sorted (digit runs by value), but the format promises no
+// order.
+//
+// Interval join (FormatResult):
+//
+//	{"kind":"pair","key":K,"left":{…},"right":{…},"left_time":MS,"right_time":MS,"time":MS}
+//
+// kind is "pair", "unmatched" (an outer element without a partner; the
+// absent side and its time are null) or "retract" (EmitRetract withdrawing
+// an earlier unmatched record, with the same fields). time is the record's
+// event time: the later of the two for a pair, the element's own otherwise.
+//
+// Window join (FormatWindowResult): the same, plus
+// "window":{"start":MS,"end":MS} for the window [start, end); time is
+// end - 1, the window's max timestamp. CoGroup (FormatGroup):
+//
+//	{"kind":"group","key":K,"left":[…],"right":[…],"time":MS,"window":{"start":MS,"end":MS}}
+//
+// with each side's objects in input order (file, then line).
+//
+// Late elements of the interval join (FormatLate):
+//
+//	{"side":"left","key":K,"time":MS,"value":{…}}
+//
+// Dead letters (FormatDeadLetter):
+//
+//	{"file":"orders.jsonl","line":17,"error":"field \"ts\": missing","raw":"…"}
+//
+// Without Late or DeadLetter those records are only counted.
+//
+// # Runners
+//
+// Run uses the runner named by Beam's --runner flag, Prism in process when
+// it is empty. On Prism it turns off dynamic bundle splitting (experiment
+// prism_disable_sdf_split): splitting a bundle of the interval join's
+// stateful DoFn while it holds timers loses or repeats work
+// (apache/beam#35771). Files named with relative paths are resolved in the
+// working directory at construction; results written to "-" go to the
+// standard output of the process that runs the writing DoFn, which is the
+// command itself only with in-process (LOOPBACK) workers: give files,
+// e.g. gs://…, on remote runners.
+//
+// # Counters
+//
+// Summary holds the counters of namespace "beamjoin": per side, read and
+// invalid (lines, from package jsonl) and, for the interval join, in,
+// matched, unmatched, expired, evicted and late (see join.Interval); and
+// the records written, pairs_out and the like. On Prism in version 2.77 a
+// counter's first reports can be lost when two bundles send them at once,
+// so the join's counters may fall a few short there; read and invalid,
+// which one bundle per file reports, are exact.
+package jsonjoin

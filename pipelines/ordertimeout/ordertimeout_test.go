@@ -1,0 +1,168 @@
+package ordertimeout_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
+	"github.com/beamjoin/beamjoin/pipelines/ordertimeout"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+
+func init() {
+	register.Function3x0(splitStep)
+	register.Emitter1[ordertimeout.Order]()
+	register.Emitter1[ordertimeout.Payment]()
+	register.Function2x1(describeAlert)
+	register.DoFn1x0[string](&sinkFn{})
+}
+
+// step is one element of a test's TestStream: an order or a payment. Prism
+// takes one TestStream per pipeline, so both inputs come from one stream of
+// steps, split by splitStep.
+type step struct {
+	Order   *ordertimeout.Order
+	Payment *ordertimeout.Payment
+}
+
+func splitStep(s step, orders func(ordertimeout.Order), payments func(ordertimeout.Payment)) {
+	if s.Order != nil {
+		orders(*s.Order)
+	} else {
+		payments(*s.Payment)
+	}
+}
+
+// t0 is the tests' 09:00.
+var t0 = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+
+// script builds a TestStream: its calls add an order or a payment at a
+// minute after t0, or advance the watermark to one.
+type script struct{ c teststream.Config }
+
+func newScript() *script {
+	return &script{c: teststream.NewConfig()}
+}
+
+func at(minute float64) int64 {
+	return t0.Add(time.Duration(minute * float64(time.Minute))).UnixMilli()
+}
+
+func (s *script) order(minute float64, id string) {
+	must(s.c.AddElements(at(minute), step{Order: &ordertimeout.Order{ID: id, Customer: "c-" + id, Amount: 100}}))
+}
+
+func (s *script) payment(minute float64, id string) {
+	must(s.c.AddElements(at(minute), step{Payment: &ordertimeout.Payment{OrderID: id, Amount: 100}}))
+}
+
+func (s *script) watermark(minute float64) { must(s.c.AdvanceWatermark(at(minute))) }
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// describeAlert writes an alert as "id placed hh:mm:ss deadline hh:mm:ss
+// timestamp hh:mm:ss", the last being the element timestamp.
+func describeAlert(et beam.EventTime, a ordertimeout.Alert) string {
+	return fmt.Sprintf("%s placed %s deadline %s timestamp %s", a.Order.ID,
+		a.Placed.Format(time.TimeOnly), a.Deadline.Format(time.TimeOnly), et.ToTime().UTC().Format(time.TimeOnly))
+}
+
+// lines holds what each sinkFn received; Prism runs the pipeline in this
+// process.
+var lines = struct {
+	sync.Mutex
+	got map[string][]string
+}{got: map[string][]string{}}
+
+type sinkFn struct{ Name string }
+
+func (f *sinkFn) ProcessElement(line string) {
+	lines.Lock()
+	defer lines.Unlock()
+	lines.got[f.Name] = append(lines.got[f.Name], line)
+}
+
+// run runs p and returns the sorted lines that reached the sink named name.
+func run(t *testing.T, p *beam.Pipeline, name string) []string {
+	t.Helper()
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	lines.Lock()
+	defer lines.Unlock()
+	got := slices.Clone(lines.got[name])
+	slices.Sort(got)
+	return got
+}
+
+// TestAlerts plays orders and payments in an order chosen to hit each case
+// of the rule and of late payments, with a 15 minute timeout.
+func TestAlerts(t *testing.T) {
+	s := newScript()
+	s.watermark(0)
+	s.order(0, "o1")  // paid at 09:05: no alert
+	s.order(1, "o2")  // never paid
+	s.order(2, "o3")  // paid exactly at its deadline, which is too late
+	s.order(3, "o4")  // paid after its alert went out
+	s.order(5, "o6")  // paid in time, but the payment arrives behind the watermark, after the alert
+	s.order(8, "o8")  // paid long after its deadline
+	s.order(10, "o9") // paid by a payment stamped before it: it does not count
+	s.payment(6, "o5")
+	s.payment(0, "o7")
+	s.watermark(0.5)
+	s.order(4, "o5") // its payment came first: no alert
+	s.order(1, "o7") // its payment came first but is stamped before it: it does not count
+	s.watermark(1)
+	s.payment(5, "o1")
+	s.payment(40, "o8")
+	s.payment(9, "o9")
+	s.watermark(16.5) // o2's and o7's deadline (09:16) passes
+	s.payment(17, "o3")
+	s.watermark(21) // o3's, o4's and o6's deadlines pass
+	s.payment(30, "o4")
+	s.payment(10, "o6") // behind the watermark
+	must(s.c.AdvanceWatermarkToInfinity())
+
+	p, root := beam.NewPipelineWithRoot()
+	orders, payments := beam.ParDo2(root, splitStep, teststream.Create(root, s.c))
+	alerts := ordertimeout.Alerts(root, orders, payments, 15*time.Minute)
+	beam.ParDo0(root, &sinkFn{Name: t.Name()}, beam.ParDo(root, describeAlert, alerts))
+
+	want := []string{
+		"o2 placed 09:01:00 deadline 09:16:00 timestamp 09:16:00",
+		"o3 placed 09:02:00 deadline 09:17:00 timestamp 09:17:00",
+		"o4 placed 09:03:00 deadline 09:18:00 timestamp 09:18:00",
+		"o6 placed 09:05:00 deadline 09:20:00 timestamp 09:20:00",
+		"o7 placed 09:01:00 deadline 09:16:00 timestamp 09:16:00",
+		"o8 placed 09:08:00 deadline 09:23:00 timestamp 09:23:00",
+		"o9 placed 09:10:00 deadline 09:25:00 timestamp 09:25:00",
+	}
+	if diff := cmp.Diff(want, run(t, p, t.Name())); diff != "" {
+		t.Errorf("alerts differ (-want +got):\n%s", diff)
+	}
+}
+
+func TestAlertsRejectsATimeoutThatIsNotPositive(t *testing.T) {
+	const want = "beamjoin: ordertimeout.Alerts: timeout 0s must be a positive whole number of milliseconds"
+	defer func() {
+		if r := recover(); r != want {
+			t.Errorf("panicked with %v, want %q", r, want)
+		}
+	}()
+	_, s := beam.NewPipelineWithRoot()
+	orders := beam.Create(s, ordertimeout.Order{ID: "o1"})
+	payments := beam.Create(s, ordertimeout.Payment{OrderID: "o1"})
+	ordertimeout.Alerts(s, orders, payments, 0)
+}
