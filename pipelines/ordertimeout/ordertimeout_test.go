@@ -94,12 +94,8 @@ func (f *sinkFn) ProcessElement(line string) {
 	lines.got[f.Name] = append(lines.got[f.Name], line)
 }
 
-// run runs p and returns the sorted lines that reached the sink named name.
-func run(t *testing.T, p *beam.Pipeline, name string) []string {
-	t.Helper()
-	if err := ptest.Run(p); err != nil {
-		t.Fatal(err)
-	}
+// sortedLines returns the lines that reached the sink named name, sorted.
+func sortedLines(name string) []string {
 	lines.Lock()
 	defer lines.Unlock()
 	got := slices.Clone(lines.got[name])
@@ -107,30 +103,34 @@ func run(t *testing.T, p *beam.Pipeline, name string) []string {
 	return got
 }
 
-// TestAlerts plays orders and payments in an order chosen to hit each case
-// of the rule and of late payments, with a 15 minute timeout.
+// TestAlerts plays orders and payments that hit each case of the rule and
+// of late payments, with a 15 minute timeout. A watermark advance between
+// two steps makes Prism process them in that order even when the first is
+// the later in event time, which is how a payment comes before its order.
 func TestAlerts(t *testing.T) {
 	s := newScript()
 	s.watermark(0)
 	s.order(0, "o1")  // paid at 09:05: no alert
 	s.order(1, "o2")  // never paid
 	s.order(2, "o3")  // paid exactly at its deadline, which is too late
-	s.order(3, "o4")  // paid after its alert went out
+	s.order(3, "o4")  // paid long after its deadline, once its alert is out
 	s.order(5, "o6")  // paid in time, but the payment arrives behind the watermark, after the alert
 	s.order(8, "o8")  // paid long after its deadline
-	s.order(10, "o9") // paid by a payment stamped before it: it does not count
+	s.order(10, "o9") // paid by a payment stamped before it, which does not count
 	s.payment(6, "o5")
 	s.payment(0, "o7")
+	s.payment(19, "o10")
 	s.watermark(0.5)
-	s.order(4, "o5") // its payment came first: no alert
-	s.order(1, "o7") // its payment came first but is stamped before it: it does not count
+	s.order(4, "o5")  // its payment came first: no alert
+	s.order(1, "o7")  // its payment came first but is stamped before it: it does not count
+	s.order(4, "o10") // its payment came first but exactly at its deadline: it does not count
 	s.watermark(1)
 	s.payment(5, "o1")
 	s.payment(40, "o8")
 	s.payment(9, "o9")
-	s.watermark(16.5) // o2's and o7's deadline (09:16) passes
+	s.watermark(16.5) // the deadline of o2 and o7 (09:16) passes
 	s.payment(17, "o3")
-	s.watermark(21) // o3's, o4's and o6's deadlines pass
+	s.watermark(21) // the deadlines of o3, o4, o10 and o6 pass
 	s.payment(30, "o4")
 	s.payment(10, "o6") // behind the watermark
 	must(s.c.AdvanceWatermarkToInfinity())
@@ -141,6 +141,7 @@ func TestAlerts(t *testing.T) {
 	beam.ParDo0(root, &sinkFn{Name: t.Name()}, beam.ParDo(root, describeAlert, alerts))
 
 	want := []string{
+		"o10 placed 09:04:00 deadline 09:19:00 timestamp 09:19:00",
 		"o2 placed 09:01:00 deadline 09:16:00 timestamp 09:16:00",
 		"o3 placed 09:02:00 deadline 09:17:00 timestamp 09:17:00",
 		"o4 placed 09:03:00 deadline 09:18:00 timestamp 09:18:00",
@@ -149,7 +150,10 @@ func TestAlerts(t *testing.T) {
 		"o8 placed 09:08:00 deadline 09:23:00 timestamp 09:23:00",
 		"o9 placed 09:10:00 deadline 09:25:00 timestamp 09:25:00",
 	}
-	if diff := cmp.Diff(want, run(t, p, t.Name())); diff != "" {
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, sortedLines(t.Name())); diff != "" {
 		t.Errorf("alerts differ (-want +got):\n%s", diff)
 	}
 }

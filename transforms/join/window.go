@@ -3,13 +3,13 @@ package join
 // This file holds Window, the window join, and its record type.
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/join/match"
 )
 
@@ -119,11 +119,13 @@ func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...
 		return beam.PCollection{}, err
 	}
 	s = s.Scope(op)
-	valueTypes := [2]reflect.Type{Left: reflect.TypeFor[L](), Right: reflect.TypeFor[R]()}
+	var valueCoders [2]coders.Element
 	var stampedCols [2]beam.PCollection
 	for side, col := range [2]beam.PCollection{Left: left, Right: right} {
-		fn := &stampFn{Value: beam.EncodedType{T: valueTypes[side]}}
-		out, err := beam.TryParDo(s.Scope(Side(side).String()), fn, col)
+		if valueCoders[side], err = coders.KVValue(col); err != nil {
+			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+		}
+		out, err := beam.TryParDo(s.Scope(Side(side).String()), &stampFn{Value: valueCoders[side]}, col)
 		if err != nil {
 			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
 		}
@@ -136,8 +138,8 @@ func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...
 	out := reflect.TypeFor[WindowResult[K, L, R]]()
 	fn := &windowJoinFn{
 		Type:  cfg.rules.Type,
-		Left:  beam.EncodedType{T: valueTypes[Left]},
-		Right: beam.EncodedType{T: valueTypes[Right]},
+		Left:  valueCoders[Left],
+		Right: valueCoders[Right],
 		Out:   beam.EncodedType{T: out},
 	}
 	results, err := beam.TryParDo(s, fn, grouped, beam.TypeDefinition{Var: beam.YType, T: out})
@@ -147,9 +149,10 @@ func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...
 	return results[0], nil
 }
 
-// stamped is a value with its event time in milliseconds, encoded so that
-// it can pass a CoGroupByKey, which drops element timestamps, in a type that
-// can be registered.
+// stamped is a value with its event time in milliseconds, so that the time
+// survives the CoGroupByKey, which drops element timestamps. The value is
+// encoded with its input's own coder, which keeps stamped a type that can be
+// registered.
 type stamped struct {
 	Time  int64
 	Value []byte
@@ -157,20 +160,17 @@ type stamped struct {
 
 // stampFn encodes a side's values with their event time.
 type stampFn struct {
-	Value beam.EncodedType
-
-	enc beam.ElementEncoder
-	buf bytes.Buffer
+	Value coders.Element
 }
 
-func (f *stampFn) Setup() { f.enc = beam.NewElementEncoder(f.Value.T) }
+func (f *stampFn) Setup() error { return f.Value.Setup() }
 
 func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y) (beam.X, stamped, error) {
-	f.buf.Reset()
-	if err := f.enc.Encode(v, &f.buf); err != nil {
-		return nil, stamped{}, fmt.Errorf("beamjoin: join.Window: encoding %T: %w", v, err)
+	b, err := f.Value.Encode(v)
+	if err != nil {
+		return nil, stamped{}, fmt.Errorf("beamjoin: join.Window: %w", err)
 	}
-	return k, stamped{Time: et.Milliseconds(), Value: bytes.Clone(f.buf.Bytes())}, nil
+	return k, stamped{Time: et.Milliseconds(), Value: b}, nil
 }
 
 // windowJoinFn joins one key's values in one window. Like tagFn it is not
@@ -178,18 +178,22 @@ func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y) (beam.X,
 // type at construction.
 type windowJoinFn struct {
 	Type        match.Type
-	Left, Right beam.EncodedType // the value types, to decode stamped values
+	Left, Right coders.Element // the inputs' value coders, to decode stamped values
 	Out         beam.EncodedType
 
-	dec    [2]beam.ElementDecoder
 	fields struct {
 		kind, key, time, start, end int
 		value, valueTime            [2]int // by side
 	}
 }
 
-func (f *windowJoinFn) Setup() {
-	f.dec = [2]beam.ElementDecoder{Left: beam.NewElementDecoder(f.Left.T), Right: beam.NewElementDecoder(f.Right.T)}
+func (f *windowJoinFn) Setup() error {
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	if err := f.Right.Setup(); err != nil {
+		return err
+	}
 	t, fs := f.Out.T, &f.fields
 	fs.kind, fs.key, fs.time = fieldIndex(t, "Kind"), fieldIndex(t, "Key"), fieldIndex(t, "Time")
 	fs.start, fs.end = fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
@@ -197,6 +201,7 @@ func (f *windowJoinFn) Setup() {
 		fs.value[s] = fieldIndex(t, sideField[s])
 		fs.valueTime[s] = fieldIndex(t, sideField[s]+"Time")
 	}
+	return nil
 }
 
 // joinValue is a decoded value and its event time.
@@ -206,7 +211,11 @@ type joinValue struct {
 }
 
 func (f *windowJoinFn) decode(s Side, st stamped) (joinValue, error) {
-	v, err := f.dec[s].Decode(bytes.NewReader(st.Value))
+	c := &f.Left
+	if s == Right {
+		c = &f.Right
+	}
+	v, err := c.Decode(st.Value)
 	if err != nil {
 		return joinValue{}, fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", s, err)
 	}
