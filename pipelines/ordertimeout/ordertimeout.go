@@ -39,6 +39,11 @@
 //     gone: a payment arriving after that, even one timestamped in time,
 //     cannot withdraw the alert.
 //
+// An order that arrives behind the watermark is judged by the same rule: if
+// its deadline has passed too, its timer fires at the next watermark advance
+// and its alert is emitted then. The alert still carries the deadline as its
+// timestamp, so it is behind the watermark downstream, as its order was.
+//
 // An order ID is expected once. A second order with the same ID while the
 // first is pending is ignored, and counted in the Beam counter
 // ordertimeout/duplicate_orders.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
@@ -128,11 +129,14 @@ func TestAlerts(t *testing.T) {
 	s.payment(5, "o1")
 	s.payment(40, "o8")
 	s.payment(9, "o9")
+	s.order(2, "o2")  // a second order o2 while the first is pending: ignored, and counted
 	s.watermark(16.5) // the deadline of o2 and o7 (09:16) passes
 	s.payment(17, "o3")
 	s.watermark(21) // the deadlines of o3, o4, o10 and o6 pass
 	s.payment(30, "o4")
 	s.payment(10, "o6") // behind the watermark
+	s.order(2, "o11")   // behind the watermark and past its deadline
+	s.watermark(22)
 	must(s.c.AdvanceWatermarkToInfinity())
 
 	p, root := beam.NewPipelineWithRoot()
@@ -142,6 +146,7 @@ func TestAlerts(t *testing.T) {
 
 	want := []string{
 		"o10 placed 09:04:00 deadline 09:19:00 timestamp 09:19:00",
+		"o11 placed 09:02:00 deadline 09:17:00 timestamp 09:17:00",
 		"o2 placed 09:01:00 deadline 09:16:00 timestamp 09:16:00",
 		"o3 placed 09:02:00 deadline 09:17:00 timestamp 09:17:00",
 		"o4 placed 09:03:00 deadline 09:18:00 timestamp 09:18:00",
@@ -150,11 +155,18 @@ func TestAlerts(t *testing.T) {
 		"o8 placed 09:08:00 deadline 09:23:00 timestamp 09:23:00",
 		"o9 placed 09:10:00 deadline 09:25:00 timestamp 09:25:00",
 	}
-	if err := ptest.Run(p); err != nil {
+	pr, err := ptest.RunWithMetrics(p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, sortedLines(t.Name())); diff != "" {
 		t.Errorf("alerts differ (-want +got):\n%s", diff)
+	}
+	duplicates := pr.Metrics().Query(func(r metrics.SingleResult) bool {
+		return r.Namespace() == "ordertimeout" && r.Name() == "duplicate_orders"
+	}).Counters()
+	if len(duplicates) != 1 || duplicates[0].Result() != 1 {
+		t.Errorf("counter ordertimeout/duplicate_orders is %v, want 1", duplicates)
 	}
 }
 
