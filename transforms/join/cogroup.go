@@ -60,10 +60,11 @@ const coGroupOptions = setWindow
 // enough, merged across the two.
 //
 // CoGroup is beam.CoGroupByKey with the values collected into one typed
-// record; a window fires once, when the watermark passes its end, so under
-// the default trigger late elements are dropped as for any Beam aggregation.
-// It holds each key and window's values in memory, as CoGroupByKey's
-// consumers do. CoGroup panics on misuse; TryCoGroup returns the error.
+// record, so windows fire as Beam's GroupByKey fires them: by default once,
+// when the watermark passes the window's end, with elements that arrive
+// later dropped. A trigger the caller sets with beam.WindowInto applies, and
+// each firing gives its own Group. CoGroup holds a key and window's values
+// in memory. It panics on misuse; TryCoGroup returns the error.
 func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) beam.PCollection {
 	out, err := TryCoGroup[K, L, R](s, left, right, opts...)
 	if err != nil {

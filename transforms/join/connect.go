@@ -19,6 +19,12 @@ func init() {
 // Tagged is one element of Connect's output: a value of the left or of the
 // right input, and which. Exactly one of Left and Right is set, the one that
 // Side names, so a zero value is never mistaken for an absent one.
+//
+// Like Group, WindowResult and Result, Tagged is generic, so this package
+// cannot register its instances with Beam. A registered DoFn or function
+// that takes Tagged[L, R] registers that instance, as Beam needs on runners
+// that start separate worker processes; otherwise call beam.RegisterType
+// for it in an init function.
 type Tagged[L, R any] struct {
 	Side  Side
 	Left  *L
@@ -37,7 +43,8 @@ type Tagged[L, R any] struct {
 //	alerts := beam.ParDo(s, &timeoutFn{...}, events) // a DoFn on KV<string, join.Tagged[Order, Payment]>
 //
 // The DoFn's state and timers are per key (and window), so it sees the
-// orders and payments of one key together, in arrival order, and uses
+// orders and payments of one key together, in whatever order the runner
+// delivers them (not necessarily their event-time order), and uses
 // event-time timers to act on what has not arrived. Package
 // pipelines/ordertimeout is a complete example: an order without a payment
 // within a timeout raises an alert.

@@ -64,8 +64,9 @@ const windowOptions = setType | setWindow
 //
 // Without the WindowInto option the inputs' own windowing is used, as set by
 // the caller with beam.WindowInto; both inputs must then be windowed alike.
-// Every record is timestamped with its window's max timestamp, so results
-// of one window are on time downstream together.
+// Windows fire as in CoGroup: by default once, when the watermark passes the
+// window's end. Every record is timestamped with its window's max timestamp,
+// so the results of one window are on time downstream together.
 //
 // # What a window join cannot do
 //
