@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/google/go-cmp/cmp"
 )
@@ -496,5 +497,35 @@ func TestSameValueTypeOnBothSides(t *testing.T) {
 		if diff := cmp.Diff(c.want, c.got); diff != "" {
 			t.Errorf("%s output differs (-want +got):\n%s", c.transform, diff)
 		}
+	}
+}
+
+// TestWindowOnAStream checks that a window fires once, when the watermark
+// passes its end, and that an element arriving behind the watermark after
+// its window fired is dropped, as by any Beam GroupByKey with the default
+// trigger.
+func TestWindowOnAStream(t *testing.T) {
+	c := teststream.NewConfig()
+	must(c.AdvanceWatermark(0))
+	must(c.AddElements(1000, leftAt("a", 1*time.Second, "l1")))
+	must(c.AddElements(3000, rightAt("a", 3*time.Second, "r1")))
+	must(c.AdvanceWatermark(11_000))                             // [0s,10s) fires
+	must(c.AddElements(5000, rightAt("a", 5*time.Second, "r2"))) // behind the watermark: dropped
+	must(c.AddElements(12_000, leftAt("a", 12*time.Second, "l2")))
+	must(c.AdvanceWatermarkToInfinity())
+
+	p, s := beam.NewPipelineWithRoot()
+	left, right := beam.ParDo2(s, splitTimed, teststream.Create(s, c))
+	results := join.Window[string, string, note](s, left, right, join.WindowInto(fixed10s), join.FullOuter)
+	got := gather(s, beam.ParDo(s, describeWindowResult, results))
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"pair a [0s,10s) l1@1s r1@3s",
+		"unmatched a [10s,20s) l2@12s -",
+	}
+	if diff := cmp.Diff(want, got()); diff != "" {
+		t.Errorf("join.Window records differ (-want +got):\n%s", diff)
 	}
 }
