@@ -30,7 +30,8 @@ func init() {
 // WindowEnd). The Group's element timestamp is the window's max timestamp,
 // WindowEnd minus one millisecond. Inputs in the global window (not windowed
 // at all) give one Group per key, with WindowStart at Beam's minimum
-// timestamp and WindowEnd just past the end of the global window.
+// timestamp and WindowEnd just past the end of the global window; on an
+// unbounded input that window only closes when the input ends.
 type Group[K, L, R any] struct {
 	Key         K
 	Left        []L
