@@ -58,11 +58,11 @@ func Example() {
 
 	alerts := ordertimeout.Alerts(s, orders, payments, 15*time.Minute)
 
-	beam.ParDo0(s, &sinkFn{Name: "Example"}, beam.ParDo(s, describeUnpaid, alerts))
+	got := gather(s, beam.ParDo(s, describeUnpaid, alerts))
 	if err := ptest.Run(p); err != nil {
 		panic(err)
 	}
-	for _, line := range sortedLines("Example") {
+	for _, line := range got() {
 		fmt.Println(line)
 	}
 	// Output:

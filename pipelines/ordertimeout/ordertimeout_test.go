@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,6 +88,8 @@ var lines = struct {
 	got map[string][]string
 }{got: map[string][]string{}}
 
+var sinkCount atomic.Int64
+
 type sinkFn struct{ Name string }
 
 func (f *sinkFn) ProcessElement(line string) {
@@ -95,13 +98,18 @@ func (f *sinkFn) ProcessElement(line string) {
 	lines.got[f.Name] = append(lines.got[f.Name], line)
 }
 
-// sortedLines returns the lines that reached the sink named name, sorted.
-func sortedLines(name string) []string {
-	lines.Lock()
-	defer lines.Unlock()
-	got := slices.Clone(lines.got[name])
-	slices.Sort(got)
-	return got
+// gather adds a sink for a PCollection<string> and returns a function that,
+// once the pipeline has run, returns the lines it received, sorted.
+func gather(s beam.Scope, col beam.PCollection) func() []string {
+	name := fmt.Sprintf("sink%d", sinkCount.Add(1))
+	beam.ParDo0(s, &sinkFn{Name: name}, col)
+	return func() []string {
+		lines.Lock()
+		defer lines.Unlock()
+		got := slices.Clone(lines.got[name])
+		slices.Sort(got)
+		return got
+	}
 }
 
 // TestAlerts plays orders and payments that hit each case of the rule and
@@ -142,7 +150,7 @@ func TestAlerts(t *testing.T) {
 	p, root := beam.NewPipelineWithRoot()
 	orders, payments := beam.ParDo2(root, splitStep, teststream.Create(root, s.c))
 	alerts := ordertimeout.Alerts(root, orders, payments, 15*time.Minute)
-	beam.ParDo0(root, &sinkFn{Name: t.Name()}, beam.ParDo(root, describeAlert, alerts))
+	got := gather(root, beam.ParDo(root, describeAlert, alerts))
 
 	want := []string{
 		"o10 placed 09:04:00 deadline 09:19:00 timestamp 09:19:00",
@@ -159,7 +167,7 @@ func TestAlerts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, sortedLines(t.Name())); diff != "" {
+	if diff := cmp.Diff(want, got()); diff != "" {
 		t.Errorf("alerts differ (-want +got):\n%s", diff)
 	}
 	duplicates := pr.Metrics().Query(func(r metrics.SingleResult) bool {
