@@ -2,7 +2,6 @@ package join_test
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
@@ -125,14 +124,4 @@ func counters(t *testing.T, pr beam.PipelineResult) map[string]int64 {
 		out[c.Name()] += c.Result()
 	}
 	return out
-}
-
-// sortedKeys is for messages.
-func sortedKeys(m map[string]int64) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
