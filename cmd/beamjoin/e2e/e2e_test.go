@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -83,14 +84,15 @@ func run(t *testing.T, dir string, args ...string) result {
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A worker process that the runner started may outlive the command a
+	// moment with its standard error open; do not wait for it.
+	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
-	code := 0
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
 		t.Fatal(err)
 	}
+	code := cmd.ProcessState.ExitCode()
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String(), dir: dir}
 }
 
@@ -482,5 +484,150 @@ func TestE2EWatermarkLag(t *testing.T) {
 		return strings.HasPrefix(l, `{"kind":"pair","key":"k1"`)
 	}) {
 		t.Errorf("batch run: no pair for k1:\n%s", r.stdout)
+	}
+}
+
+// TestE2EUsage checks the help texts and that every usage error exits with
+// status 2 and one line naming the flag, and a pipeline failure with 1.
+func TestE2EUsage(t *testing.T) {
+	t.Parallel()
+	in := []string{"--left", abs(t, "e2e/left.jsonl"), "--right", abs(t, "e2e/right.jsonl"), "--key", "id", "--time", "t"}
+	interval := func(extra ...string) []string {
+		return append(append([]string{"interval"}, in...), extra...)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // a part of it
+		stderr string // the whole of it, for errors
+	}{
+		{"help", []string{"--help"}, 0, "beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]", ""},
+		{"help_subcommand", []string{"interval", "--help"}, 0, "--watermark-lag DUR", ""},
+		{"help_topic", []string{"help", "window"}, 0, "--gap DUR", ""},
+		{"help_lists_runner_flags", []string{"cogroup", "-h"}, 0, "--environment_type", ""},
+		{"help_beam", []string{"help", "beam"}, 0, "--temp_location", ""},
+		{"no_subcommand", nil, 2, "", "beamjoin: no subcommand: give interval, window or cogroup (run 'beamjoin help')\n"},
+		{"unknown_subcommand", []string{"join"}, 2, "", "beamjoin: unknown subcommand \"join\": give interval, window or cogroup (run 'beamjoin help')\n"},
+		{"lower_above_upper", interval("--lower", "10m", "--upper", "5m"), 2, "",
+			"beamjoin: --lower 10m is greater than --upper 5m: the bounds are lower <= ts(right) - ts(left) <= upper; swap them\n"},
+		{"empty_interval", interval("--lower", "0", "--upper", "0", "--upper-exclusive"), 2, "",
+			"beamjoin: --lower 0 and --upper 0 match nothing with their exclusive ends [0s, 0s): widen the bounds or drop --lower-exclusive/--upper-exclusive\n"},
+		{"missing_bounds", interval("--upper", "5m"), 2, "",
+			"beamjoin: --lower and --upper are required: a right element joins a left one iff lower <= ts(right) - ts(left) <= upper (e.g. --lower 0 --upper 15m)\n"},
+		{"sub_millisecond", interval("--lower", "0", "--upper", "1.5ms"), 2, "", "beamjoin: --upper 1.5ms is finer than a millisecond, the precision of event time\n"},
+		{"bad_duration", interval("--lower", "soon", "--upper", "5m"), 2, "",
+			"beamjoin: interval: invalid value \"soon\" for flag -lower: not a Go duration (e.g. 15m, -5m, 1500ms, 0) (run 'beamjoin interval --help')\n"},
+		{"bad_type", interval("--lower", "0", "--upper", "5m", "--type", "outer"), 2, "", "beamjoin: --type outer: want inner, left, right or full\n"},
+		{"bad_emit", interval("--lower", "0", "--upper", "5m", "--emit", "later"), 2, "", "beamjoin: --emit later: want immediate, final or retract\n"},
+		{"negative_lateness", interval("--lower", "0", "--upper", "5m", "--allowed-lateness", "-1s"), 2, "", "beamjoin: --allowed-lateness -1s is negative\n"},
+		{"negative_lag", interval("--lower", "0", "--upper", "5m", "--watermark-lag", "-1s"), 2, "", "beamjoin: --watermark-lag -1s is negative\n"},
+		{"unknown_flag", interval("--lower", "0", "--upper", "5m", "--bogus"), 2, "",
+			"beamjoin: interval: flag provided but not defined: -bogus (run 'beamjoin interval --help')\n"},
+		{"flag_of_another_subcommand", []string{"window", "--lower", "0"}, 2, "",
+			"beamjoin: window: flag provided but not defined: -lower (run 'beamjoin window --help')\n"},
+		{"no_key", []string{"interval", "--left", "a", "--right", "b", "--time", "t", "--lower", "0", "--upper", "5m"}, 2, "",
+			"beamjoin: no key field for the left side: give --key FIELD (both sides) or --left-key FIELD\n"},
+		{"no_inputs", []string{"cogroup", "--size", "1h"}, 2, "",
+			"beamjoin: --left and --right are required: the two JSON-lines inputs (e.g. --left orders.jsonl --right 'payments-*.jsonl')\n"},
+		{"gap_and_size", append(append([]string{"window"}, in...), "--size", "1h", "--gap", "5m"), 2, "",
+			"beamjoin: --gap gives session windows, which take no --size or --slide: give either --gap or --size [--slide]\n"},
+		{"no_size", append([]string{"window"}, in...), 2, "",
+			"beamjoin: --size is required: fixed windows of --size (sliding with --slide), or session windows with --gap instead (e.g. --size 1h)\n"},
+		{"slide_over_size", append(append([]string{"cogroup"}, in...), "--size", "1m", "--slide", "2m"), 2, "",
+			"beamjoin: --slide 2m must be positive and at most --size 1m\n"},
+		{"direct_runner", interval("--lower", "0", "--upper", "5m", "--runner", "direct"), 2, "",
+			"beamjoin: --runner direct: the Go SDK's direct runner has no state or timers; use prism (the default), which runs in process\n"},
+		{"unknown_runner", interval("--lower", "0", "--upper", "5m", "--runner", "storm"), 2, "",
+			"beamjoin: --runner storm: unknown runner; want prism (the default), flink, spark, dataflow or universal\n"},
+		{"no_such_file", []string{"interval", "--left", "nothere.jsonl", "--right", "b", "--key", "k", "--time", "t", "--lower", "0", "--upper", "5m"}, 2, "",
+			"beamjoin: left: \"nothere.jsonl\" matches no file\n"},
+		{"unexpected_argument", interval("--lower", "0", "--upper", "5m", "extra.jsonl"), 2, "",
+			"beamjoin: interval: unexpected argument \"extra.jsonl\": inputs are given with --left and --right\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := run(t, "", tc.args...)
+			if r.code != tc.code {
+				t.Fatalf("exit status %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tc.stdout) {
+				t.Errorf("standard output does not contain %q:\n%s", tc.stdout, r.stdout)
+			}
+			if tc.code != 0 && r.stderr != tc.stderr {
+				t.Errorf("standard error:\n got %q\nwant %q", r.stderr, tc.stderr)
+			}
+		})
+	}
+
+	// A pipeline that fails while it runs (its output is a directory)
+	// exits with status 1.
+	t.Run("pipeline_failure", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		r := run(t, dir, interval("--lower", "0", "--upper", "5m", "--out", dir)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "beamjoin: pipeline failed") {
+			t.Fatalf("exit status %d, want 1; stderr:\n%s", r.code, r.stderr)
+		}
+	})
+}
+
+// TestE2EWorkerProcess runs the command with Prism starting a separate
+// process as its SDK worker (the PROCESS environment), through the Go SDK's
+// boot loader, which starts the staged beamjoin binary again with
+// --worker=true and no subcommand, as Flink and Dataflow do. The results
+// must be those of the in-process run.
+func TestE2EWorkerProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the Go SDK's boot loader")
+	}
+	t.Parallel()
+	bin := beamjoinBinary(t)
+	dir := t.TempDir()
+	boot := filepath.Join(dir, "boot")
+	if out, err := exec.Command("go", "build", "-o", boot, "github.com/apache/beam/sdks/v2/go/container").CombinedOutput(); err != nil {
+		t.Fatalf("building the boot loader: %v\n%s", err, out)
+	}
+	// Prism passes the worker id as --id='ID', quotes included (it does not
+	// go through a shell); the boot loader wants ID.
+	t.Cleanup(func() { stopWorkers(t, dir) })
+	shim := filepath.Join(dir, "boot.sh")
+	script := "#!/bin/sh\nid=$(echo \"$1\" | tr -d \"'\"); shift\nexec " + boot + " \"$id\" --semi_persist_dir=" + dir + " \"$@\"\n"
+	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, dir, append([]string{"interval"}, small(t, "--lower", "0", "--upper", "5m", "--type", "full", "--emit", "final",
+		"--environment_type=PROCESS", `--environment_config={"command":"`+shim+`"}`, "--worker_binary="+bin,
+		"--out", filepath.Join(dir, "out.jsonl"))...)...)
+	checkGolden(t, "interval_full_final.jsonl", lines(r.file(t, "out.jsonl")))
+}
+
+// stopWorkers ends the worker processes that the boot loader started for a
+// test, found by their --semi_persist_dir, and removes their binaries: when
+// Prism ends the boot loader at the end of a job, its worker child is left
+// running.
+func stopWorkers(t *testing.T, semiPersistDir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if !slices.Contains(args, "--semi_persist_dir="+semiPersistDir) || !slices.Contains(args, "--worker=true") {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err != nil {
+			continue
+		}
+		if proc, err := os.FindProcess(pid); err == nil {
+			proc.Kill()
+			proc.Wait()
+		}
+		if strings.HasPrefix(args[0], os.TempDir()) {
+			os.RemoveAll(filepath.Dir(args[0]))
+		}
+		t.Logf("stopped worker process %d (%s)", pid, args[0])
 	}
 }
