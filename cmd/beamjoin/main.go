@@ -108,7 +108,22 @@ func run(args []string) int {
 		return fail(err)
 	}
 	fmt.Fprint(os.Stderr, sum)
+	if err := sum.Check(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v; the records written are not affected: on Prism, counters can lose a few increments\n", err)
+	}
+	hint(sum, c)
 	return 0
+}
+
+// hint points at the flag that writes what was only counted.
+func hint(sum jsonjoin.Summary, c jsonjoin.Config) {
+	n := sum.Counters
+	if bad := n["left_invalid"] + n["right_invalid"]; bad > 0 && c.DeadLetter == "" {
+		fmt.Fprintf(os.Stderr, "beamjoin: %d lines were not records; --dead-letter FILE writes them with the reason\n", bad)
+	}
+	if late := n["left_late"] + n["right_late"]; late > 0 && c.Late == "" {
+		fmt.Fprintf(os.Stderr, "beamjoin: %d elements were late; --late FILE writes them\n", late)
+	}
 }
 
 // fail prints err on one line and returns the exit status for it: 2 for a

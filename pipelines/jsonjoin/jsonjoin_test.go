@@ -87,3 +87,16 @@ func TestSummaryString(t *testing.T) {
 		t.Errorf("String() =\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestSummaryCheck(t *testing.T) {
+	ok := map[string]int64{"left_read": 4, "left_invalid": 1, "left_in": 3, "left_matched": 2, "left_late": 1,
+		"right_read": 1, "right_in": 1, "right_expired": 1}
+	if err := (jsonjoin.Summary{Op: jsonjoin.Interval, Counters: ok}).Check(); err != nil {
+		t.Errorf("Check() = %v for counters that add up", err)
+	}
+	ok["right_in"] = 2
+	want := "beamjoin: the counters do not add up (right: 1 valid lines, 2 in, 1 fates)"
+	if err := (jsonjoin.Summary{Op: jsonjoin.Interval, Counters: ok}).Check(); err == nil || err.Error() != want {
+		t.Errorf("Check() = %v, want %q", err, want)
+	}
+}

@@ -478,6 +478,13 @@ func TestE2EWatermarkLag(t *testing.T) {
 		t.Errorf("summary: right_late %d, want 1", c["right_late"])
 	}
 
+	// A window join replayed the same way drops k1's payment: its window
+	// [0, 10m) had closed when it came. (Beam drops late elements of a
+	// window silently; only the interval join reports them.)
+	r = mustRun(t, dir, "window", "--left", "orders.jsonl", "--right", "payments.jsonl", "--key", "id", "--time", "t",
+		"--size", "10m", "--type", "left", "--watermark-lag", "0")
+	checkGolden(t, "watermark_lag.window.jsonl", lines(r.stdout))
+
 	// Read whole, in batch, the same files pair k1 with its payment.
 	r = mustRun(t, dir, args...)
 	if !slices.ContainsFunc(lines(r.stdout), func(l string) bool {
