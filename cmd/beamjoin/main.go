@@ -119,10 +119,10 @@ func run(args []string) int {
 func hint(sum jsonjoin.Summary, c jsonjoin.Config) {
 	n := sum.Counters
 	if bad := n["left_invalid"] + n["right_invalid"]; bad > 0 && c.DeadLetter == "" {
-		fmt.Fprintf(os.Stderr, "beamjoin: %d lines were not records; --dead-letter FILE writes them with the reason\n", bad)
+		fmt.Fprintf(os.Stderr, "beamjoin: invalid lines not written: %d; --dead-letter FILE writes them with the reason\n", bad)
 	}
 	if late := n["left_late"] + n["right_late"]; late > 0 && c.Late == "" {
-		fmt.Fprintf(os.Stderr, "beamjoin: %d elements were late; --late FILE writes them\n", late)
+		fmt.Fprintf(os.Stderr, "beamjoin: late elements not written: %d; --late FILE writes them\n", late)
 	}
 }
 
