@@ -54,8 +54,9 @@
 // # Runners
 //
 // Run uses the runner named by Beam's --runner flag, Prism in process when
-// it is empty. On Prism it turns off dynamic bundle splitting (experiment
-// prism_disable_sdf_split): splitting a bundle of the interval join's
+// it is empty. On Prism, and on --runner=universal, whose job server may be
+// a stand-alone Prism, it turns off Prism's dynamic bundle splitting
+// (experiment prism_disable_sdf_split): splitting a bundle of the interval join's
 // stateful DoFn while it holds timers loses or repeats work
 // (apache/beam#35771). Files named with relative paths are resolved in the
 // working directory at construction; results written to "-" go to the

@@ -137,7 +137,10 @@ func Run(ctx context.Context, c Config) (Summary, error) {
 	if runner == "" {
 		runner = DefaultRunner
 	}
-	if runner == "prism" || runner == "PrismRunner" {
+	switch runner {
+	case "prism", "PrismRunner", "universal", "portable", "PortableRunner":
+		// Prism in process, or a job server that may well be a stand-alone
+		// Prism; other job servers ignore the experiment.
 		preventPrismSplits()
 	}
 	pr, err := beam.Run(ctx, runner, p)
