@@ -29,8 +29,23 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
+# Benchmarks (issue 6): the matching core and the StreamJoiner against
+# nested loops, state bytes, and pipelines on Prism in process against a
+# bag-append baseline, scaling and a hot key. Raw, benchstat-compatible
+# results go to .bench/raw.txt (Prism's log to .bench/prism.log); the table
+# is printed at the end. BENCH_1M=1 adds the 1M-element scaling run (about
+# five more minutes). Pipeline runs take one iteration each (-benchtime 1x).
 bench:
-	./scripts/bench.sh
+	@mkdir -p .bench
+	$(GO) test -run '^$$' -bench 'BenchmarkArrival' -benchmem -benchtime 0.3s -count 5 ./transforms/join/match > .bench/raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkStreamJoiner' -benchmem -benchtime 0.3s -count 5 ./transforms/streamjoiner >> .bench/raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkStateBytes' -benchtime 1x ./coders >> .bench/raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/.*/N=10000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/(bag-append|interval-inner|interval-left-final|window-tumbling)/N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/interval-inner/N=300000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/interval-inner/N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
+	$(GO) test -run '^$$' -bench 'BenchmarkHotKey' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) run ./cmd/benchtable .bench/raw.txt
 
 # A longer fuzz run of the matching core against its brute-force oracle.
 fuzz:

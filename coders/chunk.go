@@ -14,6 +14,7 @@ const (
 	tagLeft     = byte(match.Left)
 	tagRight    = byte(match.Right)
 	tagProgress = 2
+	tagBucket   = 3
 	flagMatched = 0x80
 )
 
@@ -54,39 +55,159 @@ func EncodeBuffer(b *match.Buffer[[]byte]) []byte {
 	return chunk
 }
 
+// Bucket describes one time bucket of a key's buffer in the interval
+// join's bucketed layout, where entries live in a state.Map under their
+// bucket's ID and the key's bag holds this directory: per side, how many
+// entries the bucket holds and the earliest time among them.
+type Bucket struct {
+	ID     int64
+	Count  [2]int
+	Oldest [2]int64 // meaningful only where Count > 0
+}
+
+// Len returns the bucket's entries on both sides.
+func (b Bucket) Len() int { return b.Count[0] + b.Count[1] }
+
+// AppendBucket appends a directory record to a chunk: a tag byte, the
+// bucket ID as a zig-zag varint, the two counts, then the oldest time of
+// each side that has entries.
+func AppendBucket(chunk []byte, b Bucket) []byte {
+	chunk = append(chunk, tagBucket)
+	chunk = binary.AppendVarint(chunk, b.ID)
+	for s := range b.Count {
+		chunk = binary.AppendUvarint(chunk, uint64(b.Count[s]))
+	}
+	for s := range b.Count {
+		if b.Count[s] > 0 {
+			chunk = binary.AppendVarint(chunk, b.Oldest[s])
+		}
+	}
+	return chunk
+}
+
+// State is a key's bag decoded: its cleanup progress (or
+// match.NoProgress), the entries kept in the bag, in bag order, and the
+// directory of its buckets (empty in the bag-only layout), in bag order.
+type State struct {
+	Progress int64
+	Entries  []match.Entry[[]byte]
+	Buckets  []Bucket
+}
+
+// EncodeState returns a key's bag as one chunk: progress (if any), the
+// directory, then the entries. It is what a rewrite writes back to state.
+func EncodeState(progress int64, buckets []Bucket, entries []match.Entry[[]byte]) []byte {
+	size := 10 + 40*len(buckets)
+	for _, e := range entries {
+		size += 12 + len(e.Value)
+	}
+	chunk := make([]byte, 0, size)
+	if progress != match.NoProgress {
+		chunk = AppendProgress(chunk, progress)
+	}
+	for _, b := range buckets {
+		chunk = AppendBucket(chunk, b)
+	}
+	for _, e := range entries {
+		chunk = AppendEntry(chunk, e)
+	}
+	return chunk
+}
+
+// EncodeEntries returns entries as one chunk, as a bucket's value.
+func EncodeEntries(entries []match.Entry[[]byte]) []byte {
+	return EncodeState(match.NoProgress, nil, entries)
+}
+
 var errTruncated = errors.New("truncated")
 
 // DecodeChunks decodes the chunks of a bag, in order, into a buffer. Entry
 // values alias the chunks' bytes. The progress is the largest found, or
-// match.NoProgress.
+// match.NoProgress. A bag that holds a bucket directory is refused: its
+// buffer is not all in the bag (use DecodeState).
 func DecodeChunks(chunks [][]byte) (*match.Buffer[[]byte], error) {
-	var entries []match.Entry[[]byte]
-	progress := match.NoProgress
+	st, err := DecodeState(chunks)
+	if err != nil {
+		return nil, err
+	}
+	if len(st.Buckets) > 0 {
+		return nil, fmt.Errorf("beamjoin: coders: state holds %d bucket records: its entries are not all in these chunks", len(st.Buckets))
+	}
+	return match.Restore(st.Entries, st.Progress), nil
+}
+
+// DecodeEntries decodes a bucket's value, one chunk of entries.
+func DecodeEntries(chunk []byte) ([]match.Entry[[]byte], error) {
+	st, err := DecodeState([][]byte{chunk})
+	if err != nil {
+		return nil, err
+	}
+	if len(st.Buckets) > 0 || st.Progress != match.NoProgress {
+		return nil, fmt.Errorf("beamjoin: coders: a bucket holds a directory or progress record")
+	}
+	return st.Entries, nil
+}
+
+// DecodeState decodes the chunks of a bag, in order. Entry values alias the
+// chunks' bytes. The progress is the largest found. A bucket recorded more
+// than once keeps its last record.
+func DecodeState(chunks [][]byte) (State, error) {
+	st := State{Progress: match.NoProgress}
+	var at map[int64]int // bucket ID -> index in st.Buckets, once there are repeats to detect
 	for ci, c := range chunks {
 		for off := 0; off < len(c); {
 			tag := c[off]
 			off++
 			t, n := binary.Varint(c[off:])
 			if n <= 0 {
-				return nil, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w time", ci, off, errTruncated)
+				return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w time", ci, off, errTruncated)
 			}
 			off += n
 			switch side := tag &^ flagMatched; side {
 			case tagProgress:
-				progress = max(progress, t)
+				st.Progress = max(st.Progress, t)
 			case tagLeft, tagRight:
 				l, n := binary.Uvarint(c[off:])
 				if n <= 0 || uint64(len(c)-off-n) < l {
-					return nil, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w value", ci, off, errTruncated)
+					return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w value", ci, off, errTruncated)
 				}
 				off += n
 				v := c[off : off+int(l) : off+int(l)]
 				off += int(l)
-				entries = append(entries, match.Entry[[]byte]{Side: match.Side(side), Time: t, Matched: tag&flagMatched != 0, Value: v})
+				st.Entries = append(st.Entries, match.Entry[[]byte]{Side: match.Side(side), Time: t, Matched: tag&flagMatched != 0, Value: v})
+			case tagBucket:
+				b := Bucket{ID: t}
+				for s := range b.Count {
+					k, n := binary.Uvarint(c[off:])
+					if n <= 0 {
+						return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w bucket", ci, off, errTruncated)
+					}
+					off += n
+					b.Count[s] = int(k)
+				}
+				for s := range b.Count {
+					if b.Count[s] > 0 {
+						t, n := binary.Varint(c[off:])
+						if n <= 0 {
+							return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w bucket", ci, off, errTruncated)
+						}
+						off += n
+						b.Oldest[s] = t
+					}
+				}
+				if at == nil {
+					at = map[int64]int{}
+				}
+				if i, ok := at[b.ID]; ok {
+					st.Buckets[i] = b
+				} else {
+					at[b.ID] = len(st.Buckets)
+					st.Buckets = append(st.Buckets, b)
+				}
 			default:
-				return nil, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: unknown tag %#x", ci, off-1-n, tag)
+				return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: unknown tag %#x", ci, off-1-n, tag)
 			}
 		}
 	}
-	return match.Restore(entries, progress), nil
+	return st, nil
 }

@@ -19,8 +19,10 @@ import (
 func init() {
 	register.DoFn3x1[beam.X, beam.Y, func(beam.X, encoded), error](&encodeFn{})
 	register.Emitter2[beam.X, encoded]()
-	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&intervalFn{})
+	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&bucketedIntervalFn{})
 	register.Emitter3[beam.EventTime, beam.X, record]()
 	register.Emitter3[beam.EventTime, beam.X, encoded]()
 	register.DoFn4x1[beam.EventTime, beam.X, record, func(beam.Y), error](&resultFn{})
@@ -29,7 +31,19 @@ func init() {
 }
 
 // intervalOptions are the options Interval takes.
-const intervalOptions = setBounds | setType | setEmit | setLateness | setMaxBuffered | setCleanupEvery
+const intervalOptions = setBounds | setType | setEmit | setLateness | setMaxBuffered | setCleanupEvery | setHotKeyBuckets
+
+// bucketLogLimit is how many arrivals a bucketed key appends to its bag
+// before moving them into their buckets.
+const bucketLogLimit = 64
+
+// testLayout forces a layout on the joins built while it is set (tests
+// and benchmarks, through export_test.go).
+var testLayout struct {
+	set, bucketed         bool
+	bucketAbove, logLimit int
+	noCache               bool
+}
 
 // Interval joins left, a PCollection<KV<K,L>>, with right, a
 // PCollection<KV<K,R>>: a left element l and a right element r with the
@@ -135,12 +149,27 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	tagged := beam.Flatten(s,
 		beam.ParDo(s.Scope("left"), &encodeFn{Side: match.Left, Value: leftCoder}, left),
 		beam.ParDo(s.Scope("right"), &encodeFn{Side: match.Right, Value: rightCoder}, right))
-	fn := &intervalFn{
+	keyCoder, err := coders.KVKey(left)
+	if err != nil {
+		return results, late, err
+	}
+	j := joiner{
 		Rules:        cfg.rules,
 		MaxBuffered:  cfg.maxBuffered,
 		CleanupEvery: cfg.cleanupEvery.Milliseconds(),
-		Buffer:       state.MakeBagState[[]byte]("buffer"),
-		Cleanup:      timers.InEventTime("cleanup"),
+		Key:          keyCoder,
+		NoCache:      testLayout.noCache,
+		BucketAbove:  cfg.bucketAbove,
+		LogLimit:     bucketLogLimit,
+	}
+	bucketed := cfg.set&setHotKeyBuckets != 0
+	if testLayout.set {
+		bucketed, j.BucketAbove, j.LogLimit = testLayout.bucketed, testLayout.bucketAbove, testLayout.logLimit
+	}
+	var fn any = &intervalFn{Join: j, Buffer: state.MakeBagState[[]byte]("buffer"), Cleanup: timers.InEventTime("cleanup")}
+	if bucketed {
+		fn = &bucketedIntervalFn{Join: j, Buffer: state.MakeBagState[[]byte]("buffer"),
+			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
 	}
 	raw, rawLate := beam.ParDo2(s, fn, tagged)
 
@@ -200,15 +229,95 @@ type record struct {
 	Left, Right         []byte
 }
 
-// intervalFn is the interval join's stateful DoFn. It only moves data
-// between state, the timer and the matching core (package match).
+// intervalFn is the interval join's stateful DoFn in the bag layout: a
+// key's whole buffer lives in Buffer. It only moves data between state, the
+// timer and the matching core (package match); see joiner.
 type intervalFn struct {
+	Join    joiner
+	Buffer  state.Bag[[]byte]
+	Cleanup timers.EventTime
+}
+
+func (f *intervalFn) stores(sp state.Provider, tp timers.Provider) stores {
+	return stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}
+}
+
+func (f *intervalFn) Setup() error { return f.Join.Key.Setup() }
+
+// StartBundle and FinishBundle drop the bundle's cache of key states. (The
+// SDK requires them to declare ProcessElement's emitters.)
+func (f *intervalFn) StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+	f.Join.forget()
+}
+
+func (f *intervalFn) FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+	f.Join.forget()
+}
+
+func (f *intervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.process(ctx, f.stores(sp, tp), w, et, key, in, emit, emitLate)
+}
+
+func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
+	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.cleanup(ctx, f.stores(sp, tp), w, key, emit)
+}
+
+// bucketedIntervalFn is the interval join's stateful DoFn when hot keys may
+// move their buffers into time buckets (HotKeyBuckets): intervalFn plus a
+// state.Map of buckets. It is a type of its own so that a join without the
+// option declares no map state, which not every runner supports.
+type bucketedIntervalFn struct {
+	Join    joiner
+	Buffer  state.Bag[[]byte]
+	Buckets state.Map[int64, []byte]
+	Cleanup timers.EventTime
+}
+
+func (f *bucketedIntervalFn) stores(sp state.Provider, tp timers.Provider) stores {
+	return stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}
+}
+
+func (f *bucketedIntervalFn) Setup() error { return f.Join.Key.Setup() }
+
+// StartBundle and FinishBundle drop the bundle's cache of key states. (The
+// SDK requires them to declare ProcessElement's emitters.)
+func (f *bucketedIntervalFn) StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+	f.Join.forget()
+}
+
+func (f *bucketedIntervalFn) FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+	f.Join.forget()
+}
+
+func (f *bucketedIntervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.process(ctx, f.stores(sp, tp), w, et, key, in, emit, emitLate)
+}
+
+func (f *bucketedIntervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
+	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.cleanup(ctx, f.stores(sp, tp), w, key, emit)
+}
+
+// joiner is the interval join's logic, shared by the DoFns of both layouts:
+// its exported fields are the join's configuration, the rest is the
+// instance's cache of the keys seen in the current bundle. State access
+// goes through interval_state.go.
+type joiner struct {
 	Rules        match.Rules
 	MaxBuffered  int
 	CleanupEvery int64
+	// Key encodes keys, to name them in the bundle cache.
+	Key coders.Element
+	// NoCache turns the bundle cache off (benchmarks measure it).
+	NoCache bool
+	// BucketAbove and LogLimit place a key's buffer in the bucketed layout
+	// (bucketedIntervalFn only); see layoutOf.
+	BucketAbove, LogLimit int
 
-	Buffer  state.Bag[[]byte]
-	Cleanup timers.EventTime
+	keys map[cacheKey]*keyState
 }
 
 // noHold marks a timer that holds no output watermark.
@@ -221,27 +330,36 @@ type timer struct {
 	set        bool
 }
 
-// timerFor derives the timer from the buffer alone, so that a firing can
-// recompute which time it is for: the earliest expiry rounded up to
+// timerFor derives the timer from the key's state alone, so that a firing
+// can recompute which time it is for: the earliest expiry rounded up to
 // CleanupEvery, holding the output watermark at the oldest outer element
-// when EmitFinal or EmitRetract may still emit it; or, for a buffer holding
+// when EmitFinal or EmitRetract may still emit it; or, for a key holding
 // only progress, the time its progress is forgotten.
-func (f *intervalFn) timerFor(b *match.Buffer[[]byte]) timer {
-	if next, ok := b.NextExpiry(f.Rules); ok {
-		t := timer{fire: roundUp(next, f.CleanupEvery), hold: noHold, set: true}
-		if f.Rules.Emit != match.Immediate {
+func (j *joiner) timerFor(ks *keyState) timer {
+	var oldest [2]int64
+	var has [2]bool
+	next, ok := int64(0), false
+	for _, s := range []match.Side{match.Left, match.Right} {
+		oldest[s], has[s] = ks.oldest(s)
+		if t := j.Rules.Expiry(s, oldest[s]); has[s] && (!ok || t < next) {
+			next, ok = t, true
+		}
+	}
+	if ok {
+		t := timer{fire: roundUp(next, j.CleanupEvery), hold: noHold, set: true}
+		if j.Rules.Emit != match.Immediate {
 			for _, s := range []match.Side{match.Left, match.Right} {
-				if oldest, ok := b.Oldest(s); ok && f.Rules.Type.Outer(s) && (t.hold == noHold || oldest < t.hold) {
-					t.hold = oldest
+				if has[s] && j.Rules.Type.Outer(s) && (t.hold == noHold || oldest[s] < t.hold) {
+					t.hold = oldest[s]
 				}
 			}
 		}
 		return t
 	}
-	if b.Progress != match.NoProgress {
-		lo, hi := f.Rules.Bounds.Millis()
-		memory := max(hi, 0) + max(-lo, 0) + f.Rules.Lateness.Milliseconds() + 1
-		return timer{fire: roundUp(b.Progress+memory, f.CleanupEvery), hold: noHold, set: true}
+	if p := ks.b.Progress; p != match.NoProgress {
+		lo, hi := j.Rules.Bounds.Millis()
+		memory := max(hi, 0) + max(-lo, 0) + j.Rules.Lateness.Milliseconds() + 1
+		return timer{fire: roundUp(p+memory, j.CleanupEvery), hold: noHold, set: true}
 	}
 	return timer{}
 }
@@ -256,12 +374,12 @@ func (f *intervalFn) timerFor(b *match.Buffer[[]byte]) timer {
 // of hold clears the old timer and sets a new one under a new tag instead.
 // (timers.WithNoOutputTimestamp has a similar counting bug, hence the
 // firing-time hold.)
-func (f *intervalFn) moveTimer(tp timers.Provider, before, after timer) {
+func (j *joiner) moveTimer(st stores, before, after timer) {
 	if after == before {
 		return
 	}
 	if before.set && before.tag() != after.tag() {
-		f.Cleanup.ClearTag(tp, before.tag())
+		st.cleanup.ClearTag(st.tp, before.tag())
 	}
 	if !after.set {
 		return
@@ -270,7 +388,7 @@ func (f *intervalFn) moveTimer(tp timers.Provider, before, after timer) {
 	if hold == noHold {
 		hold = after.fire
 	}
-	f.Cleanup.Set(tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
+	st.cleanup.Set(st.tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
 }
 
 func (t timer) tag() string {
@@ -295,46 +413,31 @@ func roundUp(t, every int64) int64 {
 	return t
 }
 
-func (f *intervalFn) read(sp state.Provider) (*match.Buffer[[]byte], error) {
-	chunks, _, err := f.Buffer.Read(sp)
-	if err != nil {
-		return nil, fmt.Errorf("beamjoin: join.Interval: reading state: %w", err)
-	}
-	return coders.DecodeChunks(chunks)
-}
-
-// rewrite replaces the bag with the buffer, as one chunk.
-func (f *intervalFn) rewrite(sp state.Provider, b *match.Buffer[[]byte]) error {
-	if err := f.Buffer.Clear(sp); err != nil {
-		return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
-	}
-	if err := f.Buffer.Add(sp, coders.EncodeBuffer(b)); err != nil {
-		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
-	}
-	return nil
-}
-
-func (f *intervalFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+// process joins an arriving element and buffers it.
+func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in encoded,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	b, err := f.read(sp)
+	ks, err := j.load(st, w, key)
 	if err != nil {
 		return err
 	}
 	side := match.Side(in.Side)
 	counters.in[side].Inc(ctx, 1)
-	before := f.timerFor(b)
+	before := ks.timer
 	if !before.set {
 		counters.keysWithState.Inc(ctx, 1)
 	}
 	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
-	a := b.Add(f.Rules, e)
+	if err := j.loadPartners(st, ks, e); err != nil {
+		return err
+	}
+	a := ks.b.Add(j.Rules, e)
 	if a.Late {
 		counters.fate[side][match.Late].Inc(ctx, 1)
 		emitLate(et, key, in)
 		return nil
 	}
 	for _, x := range a.Retracted {
-		emit(beam.EventTime(x.Time), key, f.single(KindRetract, x))
+		emit(beam.EventTime(x.Time), key, single(KindRetract, x))
 		counters.retractions.Inc(ctx, 1)
 	}
 	for _, x := range a.Partners {
@@ -349,74 +452,91 @@ func (f *intervalFn) ProcessElement(ctx context.Context, et beam.EventTime, sp s
 	}
 	counters.pairs.Inc(ctx, int64(len(a.Partners)))
 	if a.Unmatched {
-		emit(et, key, f.single(KindUnmatched, e))
+		emit(et, key, single(KindUnmatched, e))
 		counters.unmatchedOut[side].Inc(ctx, 1)
 	}
 
 	counters.buffered.Inc(ctx, 1)
-	if f.MaxBuffered > 0 && b.Len() > f.MaxBuffered {
-		for _, x := range b.Evict(f.Rules, f.MaxBuffered) {
-			f.remove(ctx, key, x, true, emit)
-		}
-		if err := f.rewrite(sp, b); err != nil {
+	ks.inBag++ // until stored elsewhere below
+	switch {
+	case j.MaxBuffered > 0 && ks.len() > j.MaxBuffered:
+		removed, err := j.evict(st, ks, ks.len()-j.MaxBuffered)
+		if err != nil {
 			return err
 		}
-	} else {
+		for _, x := range removed {
+			j.remove(ctx, key, x, true, emit)
+		}
+		if err := j.store(st, ks, false); err != nil {
+			return err
+		}
+	case j.mustFlush(st, ks):
+		if err := j.store(st, ks, true); err != nil {
+			return err
+		}
+	default:
 		e.Matched = len(a.Partners) > 0
-		if err := f.Buffer.Add(sp, coders.AppendEntry(nil, e)); err != nil {
+		if err := st.buffer.Add(st.sp, coders.AppendEntry(nil, e)); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 		}
 	}
-	counters.bufferedPerKey.Update(ctx, int64(b.Len()))
-	f.moveTimer(tp, before, f.timerFor(b))
+	counters.bufferedPerKey.Update(ctx, int64(ks.len()))
+	ks.timer = j.timerFor(ks)
+	j.moveTimer(st, before, ks.timer)
 	return nil
 }
 
 // remove accounts for an element leaving the buffer, emitting it as
 // unmatched if the emission mode says so.
-func (f *intervalFn) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
-	if f.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
-		emit(beam.EventTime(x.Time), key, f.single(KindUnmatched, x))
+func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
+	if j.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
+		emit(beam.EventTime(x.Time), key, single(KindUnmatched, x))
 		counters.unmatchedOut[x.Side].Inc(ctx, 1)
 	}
-	counters.fate[x.Side][f.Rules.FateOf(x.Side, x.Matched, evicted)].Inc(ctx, 1)
+	counters.fate[x.Side][j.Rules.FateOf(x.Side, x.Matched, evicted)].Inc(ctx, 1)
 	counters.buffered.Inc(ctx, -1)
 }
 
 // single is an unmatched or retract record for x.
-func (f *intervalFn) single(kind Kind, x match.Entry[[]byte]) record {
+func single(kind Kind, x match.Entry[[]byte]) record {
 	if x.Side == match.Left {
 		return record{Kind: kind, HasLeft: true, LeftTime: x.Time, Left: x.Value}
 	}
 	return record{Kind: kind, HasRight: true, RightTime: x.Time, Right: x.Value}
 }
 
-func (f *intervalFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
-	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	b, err := f.read(sp)
+// cleanup is the timer's firing: remove what has expired, or forget a key
+// that holds only progress.
+func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, emit func(beam.EventTime, beam.X, record)) error {
+	ks, err := j.load(st, w, key)
 	if err != nil {
 		return err
 	}
-	t := f.timerFor(b)
+	t := ks.timer
 	if !t.set {
 		return nil // state already gone; a stale firing
 	}
-	if b.Len() == 0 {
+	if ks.len() == 0 {
 		// Only progress is left, and its time is up.
-		if err := f.Buffer.Clear(sp); err != nil {
+		if err := st.buffer.Clear(st.sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
 		}
+		ks.forgotten()
 		counters.keysWithState.Inc(ctx, -1)
 		return nil
 	}
-	for _, x := range b.Expire(f.Rules, t.fire) {
-		f.remove(ctx, key, x, false, emit)
+	if err := j.loadExpiring(st, ks, t.fire); err != nil {
+		return err
 	}
-	if err := f.rewrite(sp, b); err != nil {
+	for _, x := range ks.b.Expire(j.Rules, t.fire) {
+		j.remove(ctx, key, x, false, emit)
+	}
+	if err := j.store(st, ks, false); err != nil {
 		return err
 	}
 	// The timer that fired is gone: nothing to move it from.
-	f.moveTimer(tp, timer{}, f.timerFor(b))
+	ks.timer = j.timerFor(ks)
+	j.moveTimer(st, timer{}, ks.timer)
 	return nil
 }
 

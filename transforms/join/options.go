@@ -111,6 +111,15 @@ func CleanupEvery(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.cleanupEvery = d; c.set |= setCleanupEvery })
 }
 
+// HotKeyBuckets lets the interval join move the buffer of a key that holds
+// more than n elements out of its bag and into time buckets of a
+// state.Map, so that an arrival reads the few buckets its partners can be
+// in rather than the key's whole buffer; see Interval. It declares map
+// state, which Prism supports but not every runner does.
+func HotKeyBuckets(n int) Option {
+	return optionFunc(func(c *config) { c.bucketAbove = n; c.set |= setHotKeyBuckets })
+}
+
 // WindowInto windows both inputs of CoGroup or Window with fn before they are
 // grouped. Without it the inputs' own windowing is used, as set by the
 // caller with beam.WindowInto.
@@ -123,6 +132,7 @@ type config struct {
 	rules        match.Rules
 	maxBuffered  int
 	cleanupEvery time.Duration
+	bucketAbove  int
 	window       *window.Fn
 	set          setMask
 }
@@ -139,6 +149,7 @@ const (
 	setMaxBuffered
 	setCleanupEvery
 	setWindow
+	setHotKeyBuckets
 )
 
 var optionNames = []struct {
@@ -152,6 +163,7 @@ var optionNames = []struct {
 	{setMaxBuffered, "MaxBufferedPerKey"},
 	{setCleanupEvery, "CleanupEvery"},
 	{setWindow, "WindowInto"},
+	{setHotKeyBuckets, "HotKeyBuckets"},
 }
 
 // newConfig applies opts over the defaults and rejects options that the
@@ -171,6 +183,9 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 	}
 	if c.maxBuffered < 0 {
 		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) is negative", op, c.maxBuffered)
+	}
+	if c.bucketAbove < 0 {
+		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
 	}
 	if c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0 {
 		return c, fmt.Errorf("beamjoin: %s: CleanupEvery(%v) must be a positive whole number of milliseconds", op, c.cleanupEvery)

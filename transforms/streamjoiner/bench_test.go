@@ -49,75 +49,77 @@ func (s *benchStream) warmUp() int { return s.keys * (s.perKey + 1) }
 // benchShapes are the steady states measured: buffered elements per key,
 // and the number of keys.
 var benchShapes = []struct{ keys, perKey int }{
+	{1000, 1},
 	{100, 100},
 	{2, 10000},
 }
 
+// BenchmarkStreamJoiner runs the StreamJoiner ("joiner") and the
+// nested-loop reference ("nested-loop") on the same streams, side by side.
 func BenchmarkStreamJoiner(b *testing.B) {
 	for _, shape := range benchShapes {
-		b.Run(fmt.Sprintf("keys=%d/buffered=%d", shape.keys, shape.perKey), func(b *testing.B) {
-			s := newBenchStream(shape.keys, shape.perKey)
-			j, err := New(s.config(), func(l, r *ev) (int64, error) { return l.At + r.At, nil })
-			if err != nil {
-				b.Fatal(err)
-			}
-			feed := func(i int) int {
-				e, left := s.element(i)
-				var out []int64
-				if left {
-					out, err = j.ProcessLeft(e)
-				} else {
-					out, err = j.ProcessRight(e)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				return len(out)
-			}
-			for i := range s.warmUp() {
-				feed(i)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			pairs := 0
-			for i := range b.N {
-				pairs += feed(s.warmUp() + i)
-			}
-			b.StopTimer()
-			if pairs != b.N {
-				b.Fatalf("%d pairs from %d elements, want one each", pairs, b.N)
-			}
-			if got := j.LeftBufferSize() + j.RightBufferSize(); got != shape.keys*shape.perKey {
-				b.Fatalf("%d buffered, want %d", got, shape.keys*shape.perKey)
-			}
-		})
+		name := fmt.Sprintf("keys=%d/buffered=%d", shape.keys, shape.perKey)
+		b.Run(name+"/joiner", func(b *testing.B) { benchJoiner(b, shape.keys, shape.perKey) })
+		b.Run(name+"/nested-loop", func(b *testing.B) { benchNestedLoop(b, shape.keys, shape.perKey) })
 	}
 }
 
-// BenchmarkNestedLoop is the baseline: the reference joiner on the same
-// streams.
-func BenchmarkNestedLoop(b *testing.B) {
-	for _, shape := range benchShapes {
-		b.Run(fmt.Sprintf("keys=%d/buffered=%d", shape.keys, shape.perKey), func(b *testing.B) {
-			s := newBenchStream(shape.keys, shape.perKey)
-			ref := newReference(s.config())
-			feed := func(i int) int {
-				e, left := s.element(i)
-				return len(ref.process(refElem{left, e}))
-			}
-			for i := range s.warmUp() {
-				feed(i)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			pairs := 0
-			for i := range b.N {
-				pairs += feed(s.warmUp() + i)
-			}
-			b.StopTimer()
-			if pairs != b.N {
-				b.Fatalf("%d pairs from %d elements, want one each", pairs, b.N)
-			}
-		})
+func benchJoiner(b *testing.B, keys, perKey int) {
+	s := newBenchStream(keys, perKey)
+	j, err := New(s.config(), func(l, r *ev) (int64, error) { return l.At + r.At, nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	feed := func(i int) int {
+		e, left := s.element(i)
+		var out []int64
+		if left {
+			out, err = j.ProcessLeft(e)
+		} else {
+			out, err = j.ProcessRight(e)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		return len(out)
+	}
+	for i := range s.warmUp() {
+		feed(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	pairs := 0
+	for i := range b.N {
+		pairs += feed(s.warmUp() + i)
+	}
+	b.StopTimer()
+	if pairs != b.N {
+		b.Fatalf("%d pairs from %d elements, want one each", pairs, b.N)
+	}
+	if got := j.LeftBufferSize() + j.RightBufferSize(); got != keys*perKey {
+		b.Fatalf("%d buffered, want %d", got, keys*perKey)
+	}
+}
+
+// benchNestedLoop is the baseline: the reference joiner on the same stream.
+func benchNestedLoop(b *testing.B, keys, perKey int) {
+	s := newBenchStream(keys, perKey)
+	ref := newReference(s.config())
+	feed := func(i int) int {
+		e, left := s.element(i)
+		return len(ref.process(refElem{left, e}))
+	}
+	for i := range s.warmUp() {
+		feed(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	pairs := 0
+	for i := range b.N {
+		pairs += feed(s.warmUp() + i)
+	}
+	b.StopTimer()
+	if pairs != b.N {
+		b.Fatalf("%d pairs from %d elements, want one each", pairs, b.N)
 	}
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// results holds every figure of a `go test -bench` output: by benchmark
+// name (without the GOMAXPROCS suffix) and unit, the values of its runs.
+type results map[string]map[string][]float64
+
+// benchLine is a result line: name, iterations, then value-unit pairs.
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+
+// parse reads benchmark output. Lines that are not results (headers, PASS,
+// logs) are skipped, so the raw file can hold several packages' runs.
+func parse(r io.Reader) (results, error) {
+	out := results{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		fields := strings.Fields(m[3])
+		if len(fields)%2 != 0 {
+			continue
+		}
+		for i := 0; i < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				continue
+			}
+			if out[m[1]] == nil {
+				out[m[1]] = map[string][]float64{}
+			}
+			out[m[1]][fields[i+1]] = append(out[m[1]][fields[i+1]], v)
+		}
+	}
+	return out, sc.Err()
+}
+
+// median returns the median of the named benchmark's values in unit, and
+// whether there were any.
+func (r results) median(name, unit string) (float64, bool) {
+	vs := slices.Clone(r[name][unit])
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	if n := len(vs); n%2 == 0 {
+		return (vs[n/2-1] + vs[n/2]) / 2, true
+	}
+	return vs[len(vs)/2], true
+}
+
+// runs returns how many values the named benchmark has in unit.
+func (r results) runs(name, unit string) int { return len(r[name][unit]) }
+
+// matching returns the benchmark names with the prefix, sorted.
+func (r results) matching(prefix string) []string {
+	var out []string
+	for name := range r {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,435 @@
+package join_test
+
+// Pipeline benchmarks on Prism, in process: the interval join, a bag-append
+// baseline and the window join, all fed by one generator (genFn) that
+// advances the watermark as it goes. Run them with -benchtime=1x: one
+// iteration is one whole pipeline run, and every figure is a custom metric
+// (elem/s, ns/elem, peak-live-MB, ...). `make bench` does, and prints them
+// next to each other with ratios (cmd/benchtable).
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	beammetrics "github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/join"
+	"github.com/beamjoin/beamjoin/transforms/join/match"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*genSpec)(nil)).Elem())
+	register.DoFn6x2[context.Context, *sdf.ManualWatermarkEstimator, *sdf.LockRTracker, genSpec,
+		func(beam.EventTime, string, string), func(beam.EventTime, string, string),
+		sdf.ProcessContinuation, error](&genFn{})
+	register.Emitter3[beam.EventTime, string, string]()
+	register.DoFn3x1[string, string, func(string, benchTagged), error](&benchTagFn{})
+	register.Emitter2[string, benchTagged]()
+	register.DoFn4x1[beam.EventTime, state.Provider, string, benchTagged, error](&bagAppendFn{})
+	register.DoFn1x0[join.Result[string, string, string]](&countResultsFn{})
+	register.DoFn1x0[join.WindowResult[string, string, string]](&countWindowResultsFn{})
+}
+
+// genSpec is the benchmark input. Element i belongs to key i%Keys and is the
+// j-th element of its key, j = i/Keys. A key's elements come in pairs, a
+// left one and, Gap later, a right one; pairs start Pair apart. With the
+// bounds ±Bound, Gap <= Bound < Pair-Gap, every element has exactly one
+// partner. Keys are staggered by Gap/Keys, so event time rises with i.
+type genSpec struct {
+	N, Keys   int64
+	Pair, Gap int64 // milliseconds
+	Value     int   // payload bytes per value
+	// Every is how many elements the generator emits between watermark
+	// reports (a checkpoint each). The watermark trails the next element
+	// to emit by one millisecond.
+	Every int64
+}
+
+const genEpoch = int64(1_700_000_000_000) // event time of element 0, ms
+
+func (g genSpec) time(i int64) int64 {
+	k, j := i%g.Keys, i/g.Keys
+	return genEpoch + (j/2)*g.Pair + (j%2)*g.Gap + k*g.Gap/g.Keys
+}
+
+func (g genSpec) left(i int64) bool { return (i/g.Keys)%2 == 0 }
+
+// genFn emits a genSpec's elements in order, on two outputs (left and
+// right), reporting the watermark every Every elements.
+type genFn struct{}
+
+func (genFn) CreateInitialRestriction(g genSpec) offsetrange.Restriction {
+	return offsetrange.Restriction{Start: 0, End: g.N}
+}
+
+func (genFn) SplitRestriction(_ genSpec, r offsetrange.Restriction) []offsetrange.Restriction {
+	return []offsetrange.Restriction{r}
+}
+
+func (genFn) RestrictionSize(_ genSpec, r offsetrange.Restriction) float64 {
+	return float64(r.End - r.Start)
+}
+
+func (genFn) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(&orderedTracker{offsetrange.NewTracker(r)})
+}
+
+func (genFn) CreateWatermarkEstimator() *sdf.ManualWatermarkEstimator {
+	return &sdf.ManualWatermarkEstimator{}
+}
+
+func (genFn) ProcessElement(_ context.Context, we *sdf.ManualWatermarkEstimator, rt *sdf.LockRTracker, g genSpec,
+	left, right func(beam.EventTime, string, string)) (sdf.ProcessContinuation, error) {
+	i := rt.GetRestriction().(offsetrange.Restriction).Start
+	we.UpdateWatermark(time.UnixMilli(g.time(i) - 1))
+	keys := make([]string, g.Keys)
+	for k := range keys {
+		keys[k] = fmt.Sprintf("key-%05d", k)
+	}
+	pad := make([]byte, g.Value)
+	for k := range pad {
+		pad[k] = 'v'
+	}
+	for n := int64(0); ; n++ {
+		if n == g.Every {
+			we.UpdateWatermark(time.UnixMilli(g.time(i) - 1))
+			return sdf.ResumeProcessingIn(0), nil
+		}
+		if !rt.TryClaim(i) {
+			return sdf.StopProcessing(), rt.GetError()
+		}
+		v := fmt.Sprintf("%d", i)
+		if len(v) < len(pad) {
+			v += string(pad[len(v):])
+		}
+		emit := right
+		if g.left(i) {
+			emit = left
+		}
+		emit(beam.EventTime(g.time(i)), keys[i%g.Keys], v)
+		i++
+	}
+}
+
+// orderedTracker is an offset range tracker that splits only to
+// checkpoint: the generator's elements stay in one ordered stream.
+type orderedTracker struct{ *offsetrange.Tracker }
+
+func (t *orderedTracker) TrySplit(fraction float64) (primary, residual any, err error) {
+	if fraction > 0 {
+		return t.GetRestriction(), nil, nil
+	}
+	return t.Tracker.TrySplit(fraction)
+}
+
+// generate adds the generator to the pipeline: keyed left and right inputs,
+// PCollection<KV<string,string>> each.
+func generate(s beam.Scope, g genSpec) (left, right beam.PCollection) {
+	s = s.Scope("generate")
+	return beam.ParDo2(s, &genFn{}, beam.Create(s, g))
+}
+
+// benchTagged is the baseline's tagged element, shaped like the interval
+// join's: a side and the encoded value.
+type benchTagged struct {
+	Side  uint8
+	Value []byte
+}
+
+// benchTagFn tags and encodes one side's values, as the join's encodeFn does.
+type benchTagFn struct {
+	Side  match.Side
+	Coder coders.Element
+}
+
+func (f *benchTagFn) Setup() error { return f.Coder.Setup() }
+
+func (f *benchTagFn) ProcessElement(k, v string, emit func(string, benchTagged)) error {
+	b, err := f.Coder.Encode(v)
+	if err != nil {
+		return err
+	}
+	emit(k, benchTagged{Side: uint8(f.Side), Value: b})
+	return nil
+}
+
+// bagAppendFn is the baseline's stateful DoFn: it appends each element to
+// a bag, in the interval join's chunk format, and does nothing else.
+type bagAppendFn struct {
+	Buffer state.Bag[[]byte]
+}
+
+func (f *bagAppendFn) ProcessElement(et beam.EventTime, sp state.Provider, _ string, in benchTagged) error {
+	e := match.Entry[[]byte]{Side: match.Side(in.Side), Time: et.Milliseconds(), Value: in.Value}
+	return f.Buffer.Add(sp, coders.AppendEntry(nil, e))
+}
+
+// bagAppend is the baseline pipeline's tail: the join's tagging, flatten and
+// key, then bagAppendFn.
+func bagAppend(s beam.Scope, left, right beam.PCollection) {
+	s = s.Scope("bagAppend")
+	var tagged []beam.PCollection
+	for side, col := range [2]beam.PCollection{match.Left: left, match.Right: right} {
+		c, err := coders.KVValue(col)
+		if err != nil {
+			panic(err)
+		}
+		tagged = append(tagged, beam.ParDo(s.Scope(match.Side(side).String()), &benchTagFn{Side: match.Side(side), Coder: c}, col))
+	}
+	beam.ParDo0(s, &bagAppendFn{Buffer: state.MakeBagState[[]byte]("buffer")}, beam.Flatten(s, tagged...))
+}
+
+// countResultsFn and countWindowResultsFn count a join's records in the
+// benchmark process (Prism runs in process) and stamp the wall time of the
+// record numbered stampAt, for per-element cost in a steady state.
+type countResultsFn struct{}
+
+func (countResultsFn) ProcessElement(join.Result[string, string, string]) { results.add() }
+
+type countWindowResultsFn struct{}
+
+func (countWindowResultsFn) ProcessElement(join.WindowResult[string, string, string]) { results.add() }
+
+var results resultClock
+
+// resultClock counts records and remembers when the stampAt-th and the
+// last one came.
+type resultClock struct {
+	n       atomic.Int64
+	stampAt int64
+	mu      sync.Mutex
+	at      time.Time // when record stampAt came
+	last    time.Time
+}
+
+func (c *resultClock) reset(stampAt int64) {
+	c.n.Store(0)
+	c.mu.Lock()
+	c.stampAt, c.at, c.last = stampAt, time.Time{}, time.Time{}
+	c.mu.Unlock()
+}
+
+func (c *resultClock) add() {
+	n := c.n.Add(1)
+	now := time.Now()
+	c.mu.Lock()
+	if n == c.stampAt {
+		c.at = now
+	}
+	c.last = now
+	c.mu.Unlock()
+}
+
+// peakLive samples the live heap (as of the latest GC) until stopped, and
+// returns its peak in bytes.
+func peakLive() (stop func() uint64) {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var peak uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		return peak
+	}
+}
+
+// pipelineCase is one pipeline benchmark: what to build on the generated
+// input, and how many results it must produce.
+type pipelineCase struct {
+	name  string
+	build func(s beam.Scope, left, right beam.PCollection)
+	want  func(g genSpec) int64 // records; -1: do not check
+}
+
+func intervalCase(name string, opts ...join.Option) pipelineCase {
+	return pipelineCase{
+		name: name,
+		build: func(s beam.Scope, left, right beam.PCollection) {
+			res, _ := join.Interval[string, string, string](s, left, right, opts...)
+			beam.ParDo0(s, countResultsFn{}, res)
+		},
+		want: func(g genSpec) int64 { return g.N / 2 },
+	}
+}
+
+// standard is the input of the throughput and scaling benchmarks: 1000
+// keys, pairs 8 s apart, right 2 s after left, bounds ±5 s: each element
+// has exactly one partner, and a key buffers about 3 elements.
+func standard(n int64) genSpec {
+	return genSpec{N: n, Keys: 1000, Pair: 8000, Gap: 2000, Value: 16, Every: 1000}
+}
+
+var benchBounds = join.Between(-5*time.Second, 5*time.Second)
+
+var pipelineCases = []pipelineCase{
+	{name: "bag-append", build: bagAppend, want: func(genSpec) int64 { return -1 }},
+	intervalCase("interval-inner", benchBounds),
+	noCache(intervalCase("interval-inner-nocache", benchBounds)),
+	intervalCase("interval-left-final", benchBounds, join.LeftOuter, join.EmitFinal),
+	intervalCase("interval-inner-hotkeybuckets", benchBounds, join.HotKeyBuckets(1000)),
+	intervalCase("interval-inner-cleanup10s", benchBounds, join.CleanupEvery(10*time.Second)),
+	intervalCase("interval-inner-cleanup60s", benchBounds, join.CleanupEvery(60*time.Second)),
+	{
+		name: "window-tumbling",
+		build: func(s beam.Scope, left, right beam.PCollection) {
+			res := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)))
+			beam.ParDo0(s, countWindowResultsFn{}, res)
+		},
+		want: func(g genSpec) int64 { return g.N / 2 },
+	},
+}
+
+// noCache builds c's joins without the bundle cache.
+func noCache(c pipelineCase) pipelineCase {
+	build := c.build
+	c.build = func(s beam.Scope, left, right beam.PCollection) {
+		defer join.DisableIntervalCache()()
+		build(s, left, right)
+	}
+	return c
+}
+
+// runPipeline runs one pipeline once and reports its metrics.
+func runPipeline(b *testing.B, g genSpec, c pipelineCase, stampAt int64) beam.PipelineResult {
+	b.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	left, right := generate(s, g)
+	c.build(s, left, right)
+	preventPrismSplits()
+	results.reset(stampAt)
+	stop := peakLive()
+	start := time.Now()
+	pr, err := ptest.RunWithMetrics(p)
+	wall := time.Since(start)
+	peak := stop()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if want := c.want(g); want >= 0 && results.n.Load() != want {
+		b.Fatalf("%s: %d records, want %d", c.name, results.n.Load(), want)
+	}
+	b.ReportMetric(float64(g.N)/wall.Seconds(), "elem/s")
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(g.N), "ns/elem")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-live-MB")
+	return pr
+}
+
+// preventPrismSplits turns off Prism's dynamic splitting of bundles, as
+// pipelines/jsonjoin does for every Prism run: a split of a stateful
+// bundle that holds timers loses or repeats work (apache/beam#35771).
+func preventPrismSplits() {
+	const exp = "prism_disable_sdf_split"
+	if !slices.Contains(jobopts.GetExperiments(), exp) {
+		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), exp), ",")
+	}
+}
+
+// maxBuffered is the largest buffered_per_key the join recorded.
+func maxBuffered(pr beam.PipelineResult) int64 {
+	var m int64
+	for _, d := range pr.Metrics().Query(func(r beammetrics.SingleResult) bool { return r.Name() == "buffered_per_key" }).Distributions() {
+		m = max(m, d.Result().Max)
+	}
+	return m
+}
+
+// BenchmarkPipeline runs each pipeline on the same generated input of 10k,
+// 100k, 300k and 1M elements: elements/s, and their ratios at the same N,
+// are the comparison; interval-inner across N is the scaling. `make bench`
+// picks which to run with -bench.
+func BenchmarkPipeline(b *testing.B) {
+	for _, n := range []int64{10_000, 100_000, 300_000, 1_000_000} {
+		for _, c := range pipelineCases {
+			b.Run(fmt.Sprintf("%s/N=%d", c.name, n), func(b *testing.B) {
+				for range b.N {
+					pr := runPipeline(b, standard(n), c, 0)
+					if m := maxBuffered(pr); m > 0 {
+						b.ReportMetric(float64(m), "max-buffered/key")
+					}
+				}
+			})
+		}
+	}
+}
+
+// hotKey is the input of the hot key benchmarks: one key, a pair every
+// 20 ms of event time (a right 5 ms after its left), bounds ±10 ms: each
+// element has one partner. The allowed lateness sets how many elements the
+// key buffers: about 100 per second of lateness, on top of the ~100 that
+// one-second cleanup leaves.
+func hotKey(n int64) genSpec {
+	return genSpec{N: n, Keys: 1, Pair: 20, Gap: 5, Value: 16, Every: 100}
+}
+
+// hotKeyLayouts are the layouts the hot key benchmarks compare.
+var hotKeyLayouts = []struct {
+	name    string
+	force   func() (restore func())
+	noCache bool
+}{
+	{"bag", func() func() { return join.ForceIntervalLayout(false, 0, 0) }, false},
+	{"bag-nocache", func() func() { return join.ForceIntervalLayout(false, 0, 0) }, true},
+	{"buckets", func() func() { return join.ForceIntervalLayout(true, 0, 64) }, false},
+}
+
+// BenchmarkHotKey measures the per-element cost of one key's arrivals as
+// its buffer grows, in each layout: ns/elem-steady is the wall time per
+// element after the buffer has filled (between the pair of the first
+// element past the fill and the last pair).
+func BenchmarkHotKey(b *testing.B) {
+	for _, buffered := range []int64{100, 1000, 10_000} {
+		lateness := time.Duration(buffered/100-1) * time.Second
+		const measured = 2000
+		g := hotKey(buffered + measured)
+		for _, l := range hotKeyLayouts {
+			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
+				defer l.force()()
+				if l.noCache {
+					defer join.DisableIntervalCache()()
+				}
+				c := intervalCase("hot", join.Between(-10*time.Millisecond, 10*time.Millisecond), join.AllowedLateness(lateness))
+				for range b.N {
+					pr := runPipeline(b, g, c, buffered/2)
+					results.mu.Lock()
+					steady := results.last.Sub(results.at)
+					results.mu.Unlock()
+					b.ReportMetric(float64(steady.Nanoseconds())/float64(g.N-buffered), "ns/elem-steady")
+					b.ReportMetric(float64(maxBuffered(pr)), "max-buffered/key")
+				}
+			})
+		}
+	}
+}
