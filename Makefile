@@ -40,10 +40,10 @@ bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkArrival' -benchmem -benchtime 0.3s -count 5 ./transforms/join/match > .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkStreamJoiner' -benchmem -benchtime 0.3s -count 5 ./transforms/streamjoiner >> .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkStateBytes' -benchtime 1x ./coders >> .bench/raw.txt
-	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/.*/N=10000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2> .bench/prism.log
-	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/(bag-append|interval-inner|interval-left-final|window-tumbling)/N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
-	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/interval-inner/N=300000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
-	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/interval-inner/N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/./^N=10000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^(bag-append|interval-inner|interval-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=300000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
 	$(GO) test -run '^$$' -bench 'BenchmarkHotKey' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) run ./cmd/benchtable .bench/raw.txt
 

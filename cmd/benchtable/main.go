@@ -149,13 +149,18 @@ func joiner(w io.Writer, r results) {
 	}
 	tb := newTable(w, "StreamJoiner per element (keys take turns; each element has one partner buffered), against its nested-loop reference",
 		"keys", "buffered/key", "joiner ns/op", "B/op", "allocs/op", "nested loop ns/op", "speed-up")
-	seen := map[string]bool{}
+	var bases []string
 	for _, n := range names {
-		base := n[:strings.LastIndex(n, "/")]
-		if seen[base] {
-			continue
+		if base := n[:strings.LastIndex(n, "/")]; !slices.Contains(bases, base) {
+			bases = append(bases, base)
 		}
-		seen[base] = true
+	}
+	slices.SortFunc(bases, func(a, b string) int {
+		x, _ := param(a, "buffered")
+		y, _ := param(b, "buffered")
+		return x - y
+	})
+	for _, base := range bases {
 		keys, _ := param(base, "keys")
 		buf, _ := param(base, "buffered")
 		jv, jok := r.median(base+"/joiner", "ns/op")

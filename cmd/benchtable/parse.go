@@ -14,7 +14,13 @@ import (
 type results map[string]map[string][]float64
 
 // benchLine is a result line: name, iterations, then value-unit pairs.
-var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+// benchName is a result line's start, and figures its end: a log line
+// written during a benchmark lands between the two.
+var (
+	benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(\S+ \S+.*)$`)
+	benchName = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?(\s|$)`)
+	figures   = regexp.MustCompile(`^(\d+)\s+(\S+ \S+.*)$`)
+)
 
 // parse reads benchmark output. Lines that are not results (headers, PASS,
 // logs) are skipped, so the raw file can hold several packages' runs.
@@ -22,12 +28,21 @@ func parse(r io.Reader) (results, error) {
 	out := results{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	pending := "" // a benchmark whose figures have not come yet
 	for sc.Scan() {
-		m := benchLine.FindStringSubmatch(strings.TrimSpace(sc.Text()))
-		if m == nil {
+		line := strings.TrimSpace(sc.Text())
+		var name, rest string
+		if m := benchLine.FindStringSubmatch(line); m != nil {
+			name, rest, pending = m[1], m[3], ""
+		} else if m := benchName.FindStringSubmatch(line); m != nil {
+			pending = m[1]
+			continue
+		} else if m := figures.FindStringSubmatch(line); m != nil && pending != "" {
+			name, rest, pending = pending, m[2], ""
+		} else {
 			continue
 		}
-		fields := strings.Fields(m[3])
+		fields := strings.Fields(rest)
 		if len(fields)%2 != 0 {
 			continue
 		}
@@ -36,10 +51,10 @@ func parse(r io.Reader) (results, error) {
 			if err != nil {
 				continue
 			}
-			if out[m[1]] == nil {
-				out[m[1]] = map[string][]float64{}
+			if out[name] == nil {
+				out[name] = map[string][]float64{}
 			}
-			out[m[1]][fields[i+1]] = append(out[m[1]][fields[i+1]], v)
+			out[name][fields[i+1]] = append(out[name][fields[i+1]], v)
 		}
 	}
 	return out, sc.Err()

@@ -65,11 +65,13 @@ func TestIntervalBucketBoundaries(t *testing.T) {
 		name                  string
 		force, noCache        bool
 		bucketAbove, logLimit int
+		opts                  []join.Option
 	}{
-		{"bag", false, false, 0, 0},
-		{"buckets", true, false, 0, 0},
-		{"buckets_after_bag", true, false, 3, 2},
-		{"buckets_after_bag_no_cache", true, true, 3, 2},
+		{"bag", false, false, 0, 0, nil},
+		{"buckets", true, false, 0, 0, nil},
+		{"buckets_after_bag", true, false, 3, 2, nil},
+		{"buckets_after_bag_no_cache", true, true, 3, 2, nil},
+		{"HotKeyBuckets(5)", false, false, 0, 0, []join.Option{join.HotKeyBuckets(5)}},
 	}
 	for _, emit := range []join.Emit{join.EmitRetract, join.EmitFinal} {
 		rules := match.Rules{Bounds: match.Between(-1500*time.Millisecond, 2500*time.Millisecond), Type: match.FullOuter, Emit: match.Emit(emit), Lateness: time.Hour}
@@ -84,9 +86,9 @@ func TestIntervalBucketBoundaries(t *testing.T) {
 				}
 				p, s := beam.NewPipelineWithRoot()
 				left, right := play(s, onTime(script...))
-				res, late := join.Interval[string, string, string](s, left, right,
+				res, late := join.Interval[string, string, string](s, left, right, append([]join.Option{
 					join.Between(-1500*time.Millisecond, 2500*time.Millisecond), join.FullOuter, emit,
-					join.AllowedLateness(time.Hour), join.MaxBufferedPerKey(maxBuffered), join.CleanupEvery(time.Millisecond))
+					join.AllowedLateness(time.Hour), join.MaxBufferedPerKey(maxBuffered), join.CleanupEvery(time.Millisecond)}, lt.opts...)...)
 				passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(want)...)
 				passert.Empty(s, late)
 				checkAccounting(t, ptest.RunAndValidate(t, p))
@@ -143,4 +145,32 @@ func boundaryScenario(rules match.Rules, maxBuffered int) (script []event, want 
 	}
 	removed(b.Expire(rules, 1<<62))
 	return script, want
+}
+
+// TestHotKeyBucketsMisuse checks the option's construction errors.
+func TestHotKeyBucketsMisuse(t *testing.T) {
+	tests := []struct {
+		name string
+		try  func(s beam.Scope, left, right beam.PCollection) error
+		want string
+	}{
+		{"negative", func(s beam.Scope, left, right beam.PCollection) error {
+			_, _, err := join.TryInterval[string, string, string](s, left, right, join.Between(0, time.Second), join.HotKeyBuckets(-1))
+			return err
+		}, "beamjoin: join.Interval: HotKeyBuckets(-1) is negative"},
+		{"window_join", func(s beam.Scope, left, right beam.PCollection) error {
+			_, err := join.TryWindow[string, string, string](s, left, right, join.HotKeyBuckets(10))
+			return err
+		}, "beamjoin: join.Window does not take HotKeyBuckets"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, s := beam.NewPipelineWithRoot()
+			left, right := play(s, []event{l(1, "k", "v")})
+			err := tc.try(s, left, right)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error = %v, want %q", err, tc.want)
+			}
+		})
+	}
 }
