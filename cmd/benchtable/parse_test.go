@@ -24,8 +24,8 @@ ok  	github.com/beamjoin/beamjoin/transforms/join	44.165s
 		t.Fatal(err)
 	}
 	want := results{
-		"BenchmarkArrival/buffered=100/core": {"ns/op": {381.6, 390}, "B/op": {112, 112}, "allocs/op": {1, 1}},
-		"BenchmarkPipeline/bag-append/N=10000": {"ns/op": {650430108}, "elem/s": {15526}, "peak-live-MB": {12.3}},
+		"BenchmarkArrival/buffered=100/core":       {"ns/op": {381.6, 390}, "B/op": {112, 112}, "allocs/op": {1, 1}},
+		"BenchmarkPipeline/bag-append/N=10000":     {"ns/op": {650430108}, "elem/s": {15526}, "peak-live-MB": {12.3}},
 		"BenchmarkPipeline/interval-inner/N=10000": {"ns/op": {2650652829}, "elem/s": {3777}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
