@@ -175,7 +175,7 @@ func joiner(w io.Writer, r results) {
 // pipelineOrder lists the pipeline benchmarks in the order they are shown.
 var pipelineOrder = []string{
 	"bag-append", "interval-inner", "interval-left-final", "window-tumbling",
-	"interval-inner-nocache", "interval-inner-cleanup10s", "interval-inner-cleanup60s",
+	"interval-inner-nocache", "interval-inner-hotkeybuckets", "interval-inner-cleanup10s", "interval-inner-cleanup60s",
 }
 
 func pipelines(w io.Writer, r results, t *targets) {
