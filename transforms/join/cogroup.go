@@ -101,19 +101,12 @@ func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ..
 	return groups[0], nil
 }
 
-// newWindowedConfig is newConfig for CoGroup and Window. It also rejects
-// what newConfig lets through for them: the exclusivity options, which
-// record no option bit of their own, and a nil WindowInto.
+// newWindowedConfig is newConfig for CoGroup and Window. It also rejects a
+// nil WindowInto.
 func newWindowedConfig(op string, allowed setMask, opts []Option) (config, error) {
 	cfg, err := newConfig(op, allowed, opts)
 	if err != nil {
 		return cfg, err
-	}
-	if cfg.rules.Bounds.LowerExclusive {
-		return cfg, fmt.Errorf("beamjoin: %s does not take LowerExclusive", op)
-	}
-	if cfg.rules.Bounds.UpperExclusive {
-		return cfg, fmt.Errorf("beamjoin: %s does not take UpperExclusive", op)
 	}
 	if cfg.set&setWindow != 0 && cfg.window == nil {
 		return cfg, fmt.Errorf("beamjoin: %s: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)", op)

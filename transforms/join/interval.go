@@ -10,7 +10,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/join/match"
@@ -31,7 +30,7 @@ func init() {
 }
 
 // intervalOptions are the options Interval takes.
-const intervalOptions = setBounds | setType | setEmit | setLateness | setMaxBuffered | setCleanupEvery | setHotKeyBuckets
+const intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness | setMaxBuffered | setCleanupEvery | setHotKeyBuckets
 
 // bucketLogLimit is how many arrivals a bucketed key appends to its bag
 // before moving them into their buckets.
@@ -169,10 +168,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err := cfg.rules.Validate(); err != nil {
 		return results, late, err
 	}
-	if err := checkKV[K, L]("join.Interval", "left", left); err != nil {
-		return results, late, err
-	}
-	if err := checkKV[K, R]("join.Interval", "right", right); err != nil {
+	if err := checkInputs[K, L, R]("join.Interval", left, right); err != nil {
 		return results, late, err
 	}
 	leftCoder, err := coders.KVValue(left)
@@ -218,22 +214,6 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	late = beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
 	return results, late, nil
-}
-
-// checkKV reports whether col is a PCollection<KV<K,V>>.
-func checkKV[K, V any](op, side string, col beam.PCollection) error {
-	if !col.IsValid() {
-		return fmt.Errorf("beamjoin: %s: %s input is not a valid PCollection", op, side)
-	}
-	if !typex.IsKV(col.Type()) {
-		return fmt.Errorf("beamjoin: %s: %s input is PCollection<%v>, want a PCollection of KV<key, value>", op, side, col.Type())
-	}
-	k, v := beam.ValidateKVType(col)
-	wantK, wantV := reflect.TypeOf((*K)(nil)).Elem(), reflect.TypeOf((*V)(nil)).Elem()
-	if k.Type() != wantK || v.Type() != wantV {
-		return fmt.Errorf("beamjoin: %s: %s input is PCollection<KV<%v,%v>>, but the type arguments say KV<%v,%v>", op, side, k.Type(), v.Type(), wantK, wantV)
-	}
-	return nil
 }
 
 // encoded is a value tagged with its side and encoded with its input's coder.

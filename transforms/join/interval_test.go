@@ -455,7 +455,7 @@ func TestTryIntervalErrors(t *testing.T) {
 		{"nil_option", []join.Option{join.Between(0, time.Second), nil}, false,
 			"beamjoin: join.Interval: option 1 is nil"},
 		{"wrong_type_arguments", []join.Option{join.Between(0, time.Second)}, true,
-			"beamjoin: join.Interval: left input is PCollection<KV<int,join_test.payment>>, but the type arguments say KV<int,join_test.order>"},
+			"beamjoin: join.Interval: type argument L is join_test.order, but the left value type is join_test.payment"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -79,10 +79,10 @@ func Between(lower, upper time.Duration) Option {
 }
 
 // LowerExclusive makes the lower bound exclusive: ts(r) - ts(l) > lower.
-var LowerExclusive Option = optionFunc(func(c *config) { c.rules.Bounds.LowerExclusive = true })
+var LowerExclusive Option = optionFunc(func(c *config) { c.rules.Bounds.LowerExclusive = true; c.set |= setLowerExclusive })
 
 // UpperExclusive makes the upper bound exclusive: ts(r) - ts(l) < upper.
-var UpperExclusive Option = optionFunc(func(c *config) { c.rules.Bounds.UpperExclusive = true })
+var UpperExclusive Option = optionFunc(func(c *config) { c.rules.Bounds.UpperExclusive = true; c.set |= setUpperExclusive })
 
 // AllowedLateness keeps buffered elements d longer than the bounds need, so
 // that elements up to d behind the watermark still join.
@@ -143,6 +143,8 @@ type setMask uint16
 
 const (
 	setBounds setMask = 1 << iota
+	setLowerExclusive
+	setUpperExclusive
 	setType
 	setEmit
 	setLateness
@@ -157,6 +159,8 @@ var optionNames = []struct {
 	name string
 }{
 	{setBounds, "Between"},
+	{setLowerExclusive, "LowerExclusive"},
+	{setUpperExclusive, "UpperExclusive"},
 	{setType, "a join type"},
 	{setEmit, "an emission mode"},
 	{setLateness, "AllowedLateness"},
