@@ -2,7 +2,10 @@ module github.com/beamjoin/beamjoin
 
 go 1.26.0
 
-require github.com/apache/beam/sdks/v2 v2.77.0
+require (
+	github.com/apache/beam/sdks/v2 v2.77.0
+	github.com/google/go-cmp v0.7.0
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -34,7 +37,6 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang-cz/devslog v0.0.17 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/pprof v0.0.0-20260507013755-92041b743c96 // indirect
 	github.com/google/s2a-go v0.1.9 // indirect
 	github.com/google/uuid v1.6.0 // indirect
