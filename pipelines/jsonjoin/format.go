@@ -75,6 +75,12 @@ func (w *jsonWriter) done() string { w.WriteString("}"); return w.String() }
 // are null.
 func FormatResult(r Result) string {
 	var w jsonWriter
+	w.record(r)
+	return w.done()
+}
+
+// record writes the fields every join record has.
+func (w *jsonWriter) record(r Result) {
 	w.str("kind", r.Kind.String())
 	w.raw("key", r.Key)
 	w.value("left", r.Left)
@@ -82,7 +88,6 @@ func FormatResult(r Result) string {
 	w.valueTime("left_time", r.Left, r.LeftTime)
 	w.valueTime("right_time", r.Right, r.RightTime)
 	w.millis("time", r.Time)
-	return w.done()
 }
 
 // FormatWindowResult writes a window join record: FormatResult's fields and
@@ -90,13 +95,7 @@ func FormatResult(r Result) string {
 // window's max timestamp, end - 1.
 func FormatWindowResult(r WindowResult) string {
 	var w jsonWriter
-	w.str("kind", r.Kind.String())
-	w.raw("key", r.Key)
-	w.value("left", r.Left)
-	w.value("right", r.Right)
-	w.valueTime("left_time", r.Left, r.LeftTime)
-	w.valueTime("right_time", r.Right, r.RightTime)
-	w.millis("time", r.Time)
+	w.record(Result{Kind: r.Kind, Key: r.Key, Left: r.Left, Right: r.Right, LeftTime: r.LeftTime, RightTime: r.RightTime, Time: r.Time})
 	w.window(r.WindowStart, r.WindowEnd)
 	return w.done()
 }
