@@ -37,24 +37,6 @@ func AppendProgress(chunk []byte, progress int64) []byte {
 	return binary.AppendVarint(chunk, progress)
 }
 
-// EncodeBuffer returns b as one chunk: its progress (if any), then every
-// entry. It is what cleanup writes back to state.
-func EncodeBuffer(b *match.Buffer[[]byte]) []byte {
-	entries := b.Entries()
-	size := 10
-	for _, e := range entries {
-		size += 12 + len(e.Value)
-	}
-	chunk := make([]byte, 0, size)
-	if b.Progress != match.NoProgress {
-		chunk = AppendProgress(chunk, b.Progress)
-	}
-	for _, e := range entries {
-		chunk = AppendEntry(chunk, e)
-	}
-	return chunk
-}
-
 // Bucket describes one time bucket of a key's buffer in the interval
 // join's bucketed layout, where entries live in a state.Map under their
 // bucket's ID and the key's bag holds this directory: per side, how many

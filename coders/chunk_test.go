@@ -16,7 +16,7 @@ func TestChunkRoundTrip(t *testing.T) {
 	b.Expire(rules, -100) // sets progress without removing anything
 	appended := AppendEntry(nil, match.Entry[[]byte]{Side: match.Right, Time: 7, Value: []byte("late append")})
 
-	got, err := DecodeChunks([][]byte{EncodeBuffer(b), appended})
+	got, err := DecodeChunks([][]byte{EncodeState(b.Progress, nil, b.Entries()), appended})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,11 +104,7 @@ func TestCoGroup(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
-			left, right := timedInputs(s, tt.elements)
-			if tt.windowFn != nil {
-				left = beam.WindowInto(s, tt.windowFn, left)
-				right = beam.WindowInto(s, tt.windowFn, right)
-			}
+			left, right := windowedInputs(s, tt.elements, tt.windowFn)
 			groups := join.CoGroup[string, string, note](s, left, right, tt.opts...)
 			got := gather(s, beam.ParDo(s, describeGroup, groups))
 			if err := ptest.Run(p); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 )
 
@@ -48,6 +49,17 @@ func rightAt(key string, at time.Duration, value string) timed {
 func timedInputs(s beam.Scope, elements []timed) (left, right beam.PCollection) {
 	col := beam.CreateList(s, elements)
 	return beam.ParDo2(s, splitTimed, col)
+}
+
+// windowedInputs is timedInputs with both sides windowed by fn, when fn is
+// not nil: the caller's own windowing, which CoGroup and Window must honour.
+func windowedInputs(s beam.Scope, elements []timed, fn *window.Fn) (left, right beam.PCollection) {
+	left, right = timedInputs(s, elements)
+	if fn != nil {
+		left = beam.WindowInto(s, fn, left)
+		right = beam.WindowInto(s, fn, right)
+	}
+	return left, right
 }
 
 func splitTimed(e timed, left func(beam.EventTime, string, string), right func(beam.EventTime, string, note)) {

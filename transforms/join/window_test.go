@@ -209,11 +209,7 @@ func TestWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
-			left, right := timedInputs(s, tt.elements)
-			if tt.windowFn != nil {
-				left = beam.WindowInto(s, tt.windowFn, left)
-				right = beam.WindowInto(s, tt.windowFn, right)
-			}
+			left, right := windowedInputs(s, tt.elements, tt.windowFn)
 			results := join.Window[string, string, note](s, left, right, tt.opts...)
 			got := gather(s, beam.ParDo(s, describeWindowResult, results))
 			if err := ptest.Run(p); err != nil {
