@@ -4,7 +4,7 @@
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose concurrency the race detector checks on every `make test`.
-RACE_PKGS   ?= ./transforms/join/match/... ./transforms/streamjoiner/...
+RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/...
 
 .PHONY: run test lint bench fuzz tools
 
@@ -37,9 +37,9 @@ lint:
 # five more minutes). Pipeline runs take one iteration each (-benchtime 1x).
 bench:
 	@mkdir -p .bench
-	$(GO) test -run '^$$' -bench 'BenchmarkArrival' -benchmem -benchtime 0.3s -count 5 ./transforms/join/match > .bench/raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkArrival' -benchmem -benchtime 0.3s -count 5 ./transforms/internal/match > .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkStreamJoiner' -benchmem -benchtime 0.3s -count 5 ./transforms/streamjoiner >> .bench/raw.txt
-	$(GO) test -run '^$$' -bench 'BenchmarkStateBytes' -benchtime 1x ./coders >> .bench/raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkStateBytes' -benchtime 1x ./transforms/join/internal/bagstate >> .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/./^N=10000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^(bag-append|interval-inner|interval-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=300000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
@@ -49,4 +49,4 @@ bench:
 
 # A longer fuzz run of the matching core against its brute-force oracle.
 fuzz:
-	$(GO) test ./transforms/join/match -run '^$$' -fuzz FuzzBuffer -fuzztime 60s
+	$(GO) test ./transforms/internal/match -run '^$$' -fuzz FuzzBuffer -fuzztime 60s

@@ -1,9 +1,12 @@
 // This file holds the subcommands' flags and their translation into a
-// jsonjoin.Config, with the usage errors that name a flag.
+// jsonjoin.Config, with the usage errors for flags that are missing or do
+// not go together. What the flags' values may be is the join's to check
+// (jsonjoin.Config.Validate).
 
 package main
 
 import (
+	"encoding"
 	"flag"
 	"fmt"
 	"time"
@@ -11,7 +14,6 @@ import (
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
-	"github.com/beamjoin/beamjoin/transforms/join/match"
 )
 
 // durationFlag is a time.Duration flag that remembers its text, so that a
@@ -54,7 +56,8 @@ type cmdFlags struct {
 	// interval
 	lower, upper, allowedLateness  durationFlag
 	lowerExclusive, upperExclusive *bool
-	typ, emit                      *string
+	typ                            join.Type // and window
+	emit                           join.Emit
 	maxBuffered                    *int
 	late                           *string
 
@@ -77,6 +80,10 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		*p = fs.Bool(name, false, usage)
 		f.mine = append(f.mine, name)
 	}
+	text := func(p encoding.TextUnmarshaler, name string, value encoding.TextMarshaler, usage string) {
+		fs.TextVar(p, name, value, usage)
+		f.mine = append(f.mine, name)
+	}
 	str(&f.left, "left", "", "left input: a JSON-lines `FILE` or glob (required)")
 	str(&f.right, "right", "", "right input: a JSON-lines `FILE` or glob (required)")
 	str(&f.key, "key", "", "key `FIELD` of both sides, a dotted path such as user.id; a key is a JSON string or number")
@@ -91,13 +98,13 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		dur(&f.upper, "upper", "upper bound of ts(right) - ts(left), a Go duration `DUR` such as 15m (required)")
 		boolean(&f.lowerExclusive, "lower-exclusive", "exclude the lower bound: ts(right) - ts(left) > lower")
 		boolean(&f.upperExclusive, "upper-exclusive", "exclude the upper bound: ts(right) - ts(left) < upper")
-		str(&f.typ, "type", "inner", "join `TYPE`: inner, left, right or full")
-		str(&f.emit, "emit", "immediate", "`MODE` of writing an outer element without a partner: immediate, final or retract")
+		text(&f.typ, "type", join.Inner, "join `TYPE`: inner, left, right or full")
+		text(&f.emit, "emit", join.EmitImmediate, "`MODE` of writing an outer element without a partner: immediate, final or retract")
 		dur(&f.allowedLateness, "allowed-lateness", "keep elements `DUR` longer than the bounds need, so that later arrivals still join (default 0)")
 		f.maxBuffered = fs.Int("max-buffered-per-key", 0, "cap of `N` elements a key buffers on both sides together; the oldest are evicted (default 0: no cap)")
 		f.mine = append(f.mine, "max-buffered-per-key")
 	case jsonjoin.Window:
-		str(&f.typ, "type", "inner", "join `TYPE`: inner, left, right or full")
+		text(&f.typ, "type", join.Inner, "join `TYPE`: inner, left, right or full")
 		fallthrough
 	case jsonjoin.CoGroup:
 		dur(&f.size, "size", "window size `DUR`: fixed windows, or sliding ones with --slide")
@@ -123,9 +130,10 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: "beamjoin: " + fmt.Sprintf(format, args...)}
 }
 
-// config checks the flags and builds the join's Config.
+// config checks that the flags a join needs are there and builds its
+// Config.
 func (f *cmdFlags) config() (jsonjoin.Config, error) {
-	c := jsonjoin.Config{Op: f.op, Out: *f.out, DeadLetter: *f.deadLetter}
+	c := jsonjoin.Config{Op: f.op, Type: f.typ, Out: *f.out, DeadLetter: *f.deadLetter}
 	if *f.left == "" || *f.right == "" {
 		return c, usagef("--left and --right are required: the two JSON-lines inputs (e.g. --left orders.jsonl --right 'payments-*.jsonl')")
 	}
@@ -141,13 +149,6 @@ func (f *cmdFlags) config() (jsonjoin.Config, error) {
 			return c, err
 		}
 		c.Replay, c.WatermarkLag = true, f.watermarkLag.d
-	}
-	if f.typ != nil {
-		t, err := match.ParseType(*f.typ)
-		if err != nil {
-			return c, usagef("--type %s: want inner, left, right or full", *f.typ)
-		}
-		c.Type = join.Type(t)
 	}
 	switch f.op {
 	case jsonjoin.Interval:
@@ -182,36 +183,9 @@ func (f *cmdFlags) interval(c *jsonjoin.Config) error {
 	if !f.lower.set || !f.upper.set {
 		return usagef("--lower and --upper are required: a right element joins a left one iff lower <= ts(right) - ts(left) <= upper (e.g. --lower 0 --upper 15m)")
 	}
-	for _, d := range []struct {
-		name string
-		f    durationFlag
-	}{{"lower", f.lower}, {"upper", f.upper}} {
-		if err := wholeMillis(d.name, d.f, true); err != nil {
-			return err
-		}
-	}
-	if f.lower.d > f.upper.d {
-		return usagef("--lower %s is greater than --upper %s: the bounds are lower <= ts(right) - ts(left) <= upper; swap them", f.lower.text, f.upper.text)
-	}
-	b := match.Bounds{Lower: f.lower.d, Upper: f.upper.d, LowerExclusive: *f.lowerExclusive, UpperExclusive: *f.upperExclusive}
-	if lo, hi := b.Millis(); lo > hi {
-		return usagef("--lower %s and --upper %s match nothing with their exclusive ends %v: widen the bounds or drop --lower-exclusive/--upper-exclusive", f.lower.text, f.upper.text, b)
-	}
-	if f.allowedLateness.set {
-		if err := wholeMillis("allowed-lateness", f.allowedLateness, false); err != nil {
-			return err
-		}
-	}
-	if *f.maxBuffered < 0 {
-		return usagef("--max-buffered-per-key %d is negative: give a positive cap, or 0 for none", *f.maxBuffered)
-	}
-	e, err := match.ParseEmit(*f.emit)
-	if err != nil {
-		return usagef("--emit %s: want immediate, final or retract", *f.emit)
-	}
 	c.Lower, c.Upper = f.lower.d, f.upper.d
 	c.LowerExclusive, c.UpperExclusive = *f.lowerExclusive, *f.upperExclusive
-	c.Emit = join.Emit(e)
+	c.Emit = f.emit
 	c.AllowedLateness = f.allowedLateness.d
 	c.MaxBufferedPerKey = *f.maxBuffered
 	c.Late = *f.late
@@ -222,26 +196,8 @@ func (f *cmdFlags) windows(c *jsonjoin.Config) error {
 	switch {
 	case f.gap.set && (f.size.set || f.slide.set):
 		return usagef("--gap gives session windows, which take no --size or --slide: give either --gap or --size [--slide]")
-	case f.gap.set:
-		if f.gap.d <= 0 {
-			return usagef("--gap %s is not positive", f.gap.text)
-		}
-	case !f.size.set:
+	case !f.gap.set && !f.size.set:
 		return usagef("--size is required: fixed windows of --size (sliding with --slide), or session windows with --gap instead (e.g. --size 1h)")
-	case f.size.d <= 0:
-		return usagef("--size %s is not positive", f.size.text)
-	case f.slide.set && (f.slide.d <= 0 || f.slide.d > f.size.d):
-		return usagef("--slide %s must be positive and at most --size %s", f.slide.text, f.size.text)
-	}
-	for _, d := range []struct {
-		name string
-		f    durationFlag
-	}{{"size", f.size}, {"slide", f.slide}, {"gap", f.gap}} {
-		if d.f.set {
-			if err := wholeMillis(d.name, d.f, false); err != nil {
-				return err
-			}
-		}
 	}
 	c.Size, c.Slide, c.Gap = f.size.d, f.slide.d, f.gap.d
 	return nil

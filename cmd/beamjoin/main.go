@@ -30,10 +30,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 )
@@ -81,7 +83,10 @@ func run(args []string) int {
 			printUsage(os.Stdout, f)
 			return 0
 		}
-		return fail(usagef("%s: %v (run 'beamjoin %s --help')", name, err, name))
+		// A flag's own parse error (--type outer) is one of beamjoin's: say
+		// "beamjoin:" once.
+		msg := strings.Replace(err.Error(), ": beamjoin: ", ": ", 1)
+		return fail(usagef("%s: %s (run 'beamjoin %s --help')", name, msg, name))
 	}
 	if fs.NArg() > 0 {
 		return fail(usagef("%s: unexpected argument %q: inputs are given with --left and --right", name, fs.Arg(0)))
@@ -90,16 +95,20 @@ func run(args []string) int {
 		return fail(err)
 	}
 	beamlog.LogLevel = *f.logLevel
+	preventPrismSplits(*runners.Runner)
 	beam.Init()
 
 	c, err := f.config()
 	if err != nil {
 		return fail(err)
 	}
+	if err := c.Validate(); err != nil {
+		return fail(&usageError{msg: err.Error()})
+	}
 	if err := checkRunner(*runners.Runner); err != nil {
 		return fail(err)
 	}
-	sum, err := jsonjoin.Run(context.Background(), c)
+	sum, err := jsonjoin.Run(context.Background(), c, *runners.Runner)
 	var ce *jsonjoin.ConfigError
 	if errors.As(err, &ce) {
 		return fail(&usageError{msg: ce.Error()})
@@ -163,4 +172,25 @@ func checkRunner(r string) error {
 		}
 	}
 	return usagef("--runner %s: unknown runner; want prism (the default), flink, spark, dataflow or universal", r)
+}
+
+// preventPrismSplits turns off Prism's dynamic splitting of bundles
+// (experiment prism_disable_sdf_split) for a run on Prism, or on a job
+// server that may be a stand-alone Prism (other job servers ignore the
+// experiment), unless --experiments names it already. When a bundle of the
+// interval join's stateful DoFn is slow, Prism splits it, and a split of a
+// bundle that holds timers loses or repeats work (apache/beam#35771):
+// measured here as duplicated pairs and missing fates under
+// --watermark-lag. The command owns Beam's flags, so it sets the default
+// here, before beam.Init; the pipelines it calls change no flag.
+func preventPrismSplits(runner string) {
+	switch runner {
+	case "", "prism", "PrismRunner", "universal", "portable", "PortableRunner":
+	default:
+		return
+	}
+	const exp = "prism_disable_sdf_split"
+	if !slices.Contains(jobopts.GetExperiments(), exp) {
+		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), exp), ",")
+	}
 }

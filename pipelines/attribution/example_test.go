@@ -18,7 +18,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	c := attribution.Config("../../testdata/clicks.jsonl", "../../testdata/impressions.jsonl")
 	c.Out = filepath.Join(dir, "attributed.jsonl")
-	if _, err := jsonjoin.Run(context.Background(), c); err != nil {
+	if _, err := jsonjoin.Run(context.Background(), c, jsonjoin.DefaultRunner); err != nil {
 		fmt.Println(err)
 		return
 	}

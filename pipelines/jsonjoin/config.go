@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
@@ -69,12 +70,12 @@ type Config struct {
 }
 
 // Validate reports a config that cannot be built: a missing input, options
-// that the operation does not take, or windows that make no sense. The join
-// transforms check the rest (bounds, lateness) when the pipeline is built.
+// that the operation does not take, or options the join rejects (bounds,
+// lateness, windows), as join.CheckInterval, join.CheckWindow and
+// join.CheckCoGroup say. Only the input files are left to Build to check.
 func (c Config) Validate() error {
-	switch c.Op {
-	case Interval, Window, CoGroup:
-	default:
+	check, ok := checks[c.Op]
+	if !ok {
 		return fmt.Errorf("beamjoin: unknown operation %q (want interval, window or cogroup)", c.Op)
 	}
 	for _, in := range []struct {
@@ -92,7 +93,7 @@ func (c Config) Validate() error {
 		if c.Size != 0 || c.Slide != 0 || c.Gap != 0 {
 			return fmt.Errorf("beamjoin: an interval join takes no window")
 		}
-		return nil
+		return check(c.joinOptions()...)
 	}
 	switch {
 	case c.Late != "":
@@ -105,16 +106,53 @@ func (c Config) Validate() error {
 		return fmt.Errorf("beamjoin: %s takes no allowed lateness or buffer cap", c.Op)
 	case c.Op == CoGroup && c.Type != join.Inner:
 		return fmt.Errorf("beamjoin: cogroup takes no join type: every group is reported")
-	}
-	switch {
 	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
 		return fmt.Errorf("beamjoin: session windows (gap %v) take no size or slide", c.Gap)
-	case c.Gap < 0:
-		return fmt.Errorf("beamjoin: session gap %v is not positive", c.Gap)
-	case c.Gap == 0 && c.Size <= 0:
-		return fmt.Errorf("beamjoin: window size %v is not positive", c.Size)
-	case c.Slide < 0 || c.Slide > c.Size:
+	case c.Slide > c.Size:
 		return fmt.Errorf("beamjoin: window slide %v is not in (0, size %v]", c.Slide, c.Size)
 	}
-	return nil
+	return check(c.joinOptions()...)
+}
+
+// checks are the join's checks of each operation's options.
+var checks = map[Op]func(...join.Option) error{
+	Interval: join.CheckInterval,
+	Window:   join.CheckWindow,
+	CoGroup:  join.CheckCoGroup,
+}
+
+// joinOptions returns the options of the join that c describes.
+func (c Config) joinOptions() []join.Option {
+	switch c.Op {
+	case Window:
+		return []join.Option{c.Type, join.WindowInto(c.windowFn())}
+	case CoGroup:
+		return []join.Option{join.WindowInto(c.windowFn())}
+	}
+	opts := []join.Option{join.Between(c.Lower, c.Upper), c.Type, c.Emit}
+	if c.LowerExclusive {
+		opts = append(opts, join.LowerExclusive())
+	}
+	if c.UpperExclusive {
+		opts = append(opts, join.UpperExclusive())
+	}
+	if c.AllowedLateness != 0 {
+		opts = append(opts, join.AllowedLateness(c.AllowedLateness))
+	}
+	if c.MaxBufferedPerKey != 0 {
+		opts = append(opts, join.MaxBufferedPerKey(c.MaxBufferedPerKey))
+	}
+	return opts
+}
+
+// windowFn returns the windows of a window join or cogroup: sessions when
+// Gap is set, sliding windows when Slide is, else fixed windows.
+func (c Config) windowFn() *window.Fn {
+	switch {
+	case c.Gap != 0:
+		return window.NewSessions(c.Gap)
+	case c.Slide != 0:
+		return window.NewSlidingWindows(c.Slide, c.Size)
+	}
+	return window.NewFixedWindows(c.Size)
 }

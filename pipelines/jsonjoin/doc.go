@@ -9,7 +9,7 @@
 //		Lower: 0, Upper: 15 * time.Minute, Type: join.LeftOuter, Emit: join.EmitFinal,
 //		Out:   "paid.jsonl",
 //	}
-//	summary, err := jsonjoin.Run(ctx, c)
+//	summary, err := jsonjoin.Run(ctx, c, jsonjoin.DefaultRunner)
 //
 // Inputs are read by package jsonl (keys as canonical JSON text, times as
 // epoch milliseconds or RFC 3339, bad lines to dead letters) and joined by
@@ -53,16 +53,16 @@
 //
 // # Runners
 //
-// Run uses the runner named by Beam's --runner flag, Prism in process when
-// it is empty. On Prism, and on --runner=universal, whose job server may be
-// a stand-alone Prism, it turns off Prism's dynamic bundle splitting
-// (experiment prism_disable_sdf_split): splitting a bundle of the interval join's
-// stateful DoFn while it holds timers loses or repeats work
-// (apache/beam#35771). Files named with relative paths are resolved in the
-// working directory at construction; results written to "-" go to the
-// standard output of the process that runs the writing DoFn, which is the
-// command itself only with in-process (LOOPBACK) workers: give files,
-// e.g. gs://…, on remote runners.
+// Run takes the name of the runner, Prism in process when it is empty; the
+// runner's own settings are Beam's flags, and Run changes none of them. On
+// Prism, and on --runner=universal, whose job server may be a stand-alone
+// Prism, pass --experiments=prism_disable_sdf_split (the beamjoin command
+// does): splitting a bundle of the interval join's stateful DoFn while it
+// holds timers loses or repeats work (apache/beam#35771). Files named with
+// relative paths are resolved in the working directory at construction;
+// results written to "-" go to the standard output of the process that
+// runs the writing DoFn, which is the command itself only with in-process
+// (LOOPBACK) workers: give files, e.g. gs://…, on remote runners.
 //
 // # Counters
 //

@@ -27,7 +27,7 @@ func Example() {
 		Type: join.LeftOuter, Emit: join.EmitFinal,
 		Out: filepath.Join(dir, "out.jsonl"),
 	}
-	sum, err := jsonjoin.Run(context.Background(), c)
+	sum, err := jsonjoin.Run(context.Background(), c, jsonjoin.DefaultRunner)
 	if err != nil {
 		fmt.Println(err)
 		return

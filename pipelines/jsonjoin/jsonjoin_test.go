@@ -29,7 +29,8 @@ func TestConfigValidate(t *testing.T) {
 		{"window_with_bounds", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Upper = 1 }), "beamjoin: window takes no interval bounds"},
 		{"window_with_emit", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Emit = join.EmitFinal }), "beamjoin: window takes no emission mode: results come when a window closes"},
 		{"cogroup_with_type", with(base(jsonjoin.CoGroup), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Type = join.FullOuter }), "beamjoin: cogroup takes no join type: every group is reported"},
-		{"no_size", base(jsonjoin.Window), "beamjoin: window size 0s is not positive"},
+		{"no_size", base(jsonjoin.Window), "beamjoin: join.Window: WindowInto(window.NewFixedWindows(0s)): the size 0s is not positive"},
+		{"lower_above_upper", with(base(jsonjoin.Interval), func(c *jsonjoin.Config) { c.Lower = time.Hour }), "beamjoin: lower bound 1h0m0s is greater than upper bound 0s"},
 		{"gap_and_size", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Gap = time.Minute }), "beamjoin: session windows (gap 1m0s) take no size or slide"},
 		{"slide_over_size", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Minute; c.Slide = time.Hour }), "beamjoin: window slide 1h0m0s is not in (0, size 1m0s]"},
 	} {

@@ -18,7 +18,7 @@
 // This is the unmatched side of a left outer interval join,
 //
 //	join.Interval[string, Order, Payment](s, keyedOrders, keyedPayments,
-//		join.Between(0, timeout), join.UpperExclusive, join.LeftOuter, join.EmitFinal)
+//		join.Between(0, timeout), join.UpperExclusive(), join.LeftOuter, join.EmitFinal)
 //
 // written by hand to show the pattern; a real pipeline with exactly this
 // rule could use join.Interval.

@@ -18,7 +18,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	c := reconcile.Config("../../testdata/orders.jsonl", "../../testdata/payments.jsonl")
 	c.Out = filepath.Join(dir, "reconciled.jsonl")
-	sum, err := jsonjoin.Run(context.Background(), c)
+	sum, err := jsonjoin.Run(context.Background(), c, jsonjoin.DefaultRunner)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -40,9 +40,6 @@ type Group[K, L, R any] struct {
 	WindowEnd   time.Time
 }
 
-// coGroupOptions are the options CoGroup takes.
-const coGroupOptions = setWindow
-
 // CoGroup groups left, a PCollection<KV<K,L>>, and right, a
 // PCollection<KV<K,R>>, by key and window: Flink's coGroup. The result is a
 // PCollection<Group[K,L,R]> with one Group per key and window in which either
@@ -80,14 +77,10 @@ func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 // windowed differently.
 func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
 	const op = "join.CoGroup"
-	cfg, err := newWindowedConfig(op, coGroupOptions, opts)
+	s, cfg, err := windowedSetup[K, L, R](s, op, coGroupOptions, opts, left, right)
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	if err := checkInputs[K, L, R](op, left, right); err != nil {
-		return beam.PCollection{}, err
-	}
-	s = s.Scope(op)
 	grouped, err := groupByKeyAndWindow(s, op, cfg.window, left, right)
 	if err != nil {
 		return beam.PCollection{}, err
@@ -101,17 +94,18 @@ func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ..
 	return groups[0], nil
 }
 
-// newWindowedConfig is newConfig for CoGroup and Window. It also rejects a
-// nil WindowInto.
-func newWindowedConfig(op string, allowed setMask, opts []Option) (config, error) {
-	cfg, err := newConfig(op, allowed, opts)
+// windowedSetup is the setup that CoGroup and Window (named op) share:
+// their options checked, the inputs checked against the type arguments,
+// and the transform's scope.
+func windowedSetup[K, L, R any](s beam.Scope, op string, allowed setMask, opts []Option, left, right beam.PCollection) (beam.Scope, config, error) {
+	cfg, err := windowedConfig(op, allowed, opts)
 	if err != nil {
-		return cfg, err
+		return s, cfg, err
 	}
-	if cfg.set&setWindow != 0 && cfg.window == nil {
-		return cfg, fmt.Errorf("beamjoin: %s: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)", op)
+	if err := checkInputs[K, L, R](op, left, right); err != nil {
+		return s, cfg, err
 	}
-	return cfg, nil
+	return s.Scope(op), cfg, nil
 }
 
 // groupByKeyAndWindow windows both inputs with fn, if it is not nil, and
@@ -137,21 +131,6 @@ func groupByKeyAndWindow(s beam.Scope, op string, fn *window.Fn, left, right bea
 		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
 	}
 	return grouped, nil
-}
-
-// windowFnName writes fn as the call that makes it.
-func windowFnName(fn *window.Fn) string {
-	switch fn.Kind {
-	case window.GlobalWindows:
-		return "window.NewGlobalWindows()"
-	case window.FixedWindows:
-		return fmt.Sprintf("window.NewFixedWindows(%v)", fn.Size)
-	case window.SlidingWindows:
-		return fmt.Sprintf("window.NewSlidingWindows(%v, %v)", fn.Period, fn.Size)
-	case window.Sessions:
-		return fmt.Sprintf("window.NewSessions(%v)", fn.Gap)
-	}
-	return fn.String()
 }
 
 // span is a window's bounds, as CoGroup and Window report them, and its max
@@ -215,13 +194,4 @@ func (f *coGroupFn) ProcessElement(w beam.Window, k beam.X, lefts func(*beam.Y) 
 	g.Field(f.end).Set(reflect.ValueOf(sp.end))
 	emit(sp.max, g.Interface())
 	return nil
-}
-
-// valueOf returns v as a reflect.Value of type t; a nil v (a nil pointer or
-// interface value) is t's zero value.
-func valueOf(v any, t reflect.Type) reflect.Value {
-	if v == nil {
-		return reflect.Zero(t)
-	}
-	return reflect.ValueOf(v)
 }

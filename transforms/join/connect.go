@@ -111,29 +111,6 @@ func (f *tagFn) ProcessElement(k beam.X, v beam.Y) (beam.X, beam.Z) {
 	return k, out.Interface()
 }
 
-// sideField names the field that holds a side's value in Tagged, Group and
-// WindowResult.
-var sideField = [2]string{Left: "Left", Right: "Right"}
-
-// fieldIndex returns the index of the named field of struct type t. The
-// types are this package's own, so a missing field is a bug here.
-func fieldIndex(t reflect.Type, name string) int {
-	sf, ok := t.FieldByName(name)
-	if !ok || len(sf.Index) != 1 {
-		panic(fmt.Sprintf("beamjoin: %v has no field %s", t, name))
-	}
-	return sf.Index[0]
-}
-
-// setPointer sets dst, a field of type *V, to point to a copy of v, a V.
-func setPointer(dst reflect.Value, v any) {
-	p := reflect.New(dst.Type().Elem())
-	if v != nil { // a nil interface or pointer V stays the zero V
-		p.Elem().Set(reflect.ValueOf(v))
-	}
-	dst.Set(p)
-}
-
 // checkInputs reports why left and right are not a PCollection<KV<K,L>> and
 // a PCollection<KV<K,R>>. The type arguments are checked against the
 // PCollections because the DoFns build their output types from the former

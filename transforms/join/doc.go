@@ -17,13 +17,17 @@
 //	results, late := join.Interval[string, Order, Payment](s, orders, payments,
 //		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
 //
-// Options are values validated once, when the transform is added: join
+// Options are values, validated once, when the transform is added: join
 // types (Inner, the default, LeftOuter, RightOuter, FullOuter), emission
 // modes (EmitImmediate, the default, EmitFinal, EmitRetract), and the
-// results of Between, AllowedLateness, MaxBufferedPerKey, CleanupEvery,
-// HotKeyBuckets and WindowInto. A transform given an option it does not take says so. Each
-// transform panics on misuse with a clear message; its Try variant returns
-// the error.
+// results of Between, LowerExclusive, UpperExclusive, AllowedLateness and
+// WindowInto. The tuning options CleanupEvery, HotKeyBuckets and
+// MaxBufferedPerKey trade the interval join's cost against its memory. A
+// transform given an option it does not take says so. Each transform
+// panics on misuse with a clear message; its Try variant returns the error,
+// and CheckInterval, CheckWindow and CheckCoGroup check options before
+// anything is built. Side, Type and Emit read and write their names as
+// text ("left", "full", "final"), for flags and JSON.
 //
 // # Choosing a route
 //
@@ -33,7 +37,8 @@
 // timers, pairs depend only on which elements are present (never on their
 // arrival order), no pair is lost at the cleanup boundary, and outer results
 // can be emitted immediately, once final, or as a retracting changelog. See
-// Interval for its state, timers, lateness rule and counters.
+// Interval for its rules, and the sections below for its state, timers and
+// counters.
 //
 // Window and CoGroup work per window of Beam's windowing: simple and cheap,
 // but a pair that straddles a window boundary is missed, and sliding windows
@@ -50,21 +55,88 @@
 // uses one timer family, as Prism requires, and only state kinds every
 // portable runner supports (bag state, event-time timers with output
 // timestamps), unless HotKeyBuckets is given: that option adds map state,
-// which Prism supports.
+// which Prism supports. Prism v2.77 can lose or repeat a stateful DoFn's
+// timer work when it splits a bundle (apache/beam#35771): run pipelines
+// that use Interval on Prism with --experiments=prism_disable_sdf_split.
 //
-// # Performance
+// # The interval join's state
 //
-// Each state access of a stateful DoFn is a round trip to the runner, so
-// the interval join is built around the number of them per element: an
-// arrival reads its key's bag (at most once per key and bundle; the DoFn
-// caches what it read until the bundle ends) and appends to it, and a
-// cleanup firing reads, clears and rewrites the bag. A hot key that buffers
-// thousands of elements can keep them in time buckets instead
-// (HotKeyBuckets), so that an arrival reads only the buckets its partners
-// can be in. Interval's documentation counts the calls of each step;
-// `make bench` measures them on Prism against a DoFn that only appends to a
-// bag.
+// Interval tags each side's values with their side, encoding them with the
+// input's own Beam coder, flattens the two, and runs one stateful DoFn on the
+// key. The DoFn keeps both sides of a key in one state.Bag (a bag element is
+// a chunk of entries, see the internal package bagstate) and cleans it with
+// one event-time timer. The matching rules themselves live in an internal
+// package, plain Go shared with the in-memory streamjoiner.StreamJoiner, so
+// the two cannot disagree.
 //
-// The matching rules themselves live in package match, plain Go shared with
-// the in-memory streamjoiner.StreamJoiner.
+// Every state call is a round trip to the runner (about 50 µs on Prism), so
+// the design counts them:
+//
+//   - An arriving element costs one bag read and one append. The read is
+//     skipped when the key was already read in the same bundle: the DoFn
+//     keeps the keys it has read, decoded, until the bundle ends, because a
+//     key's state can only change through the one DoFn instance that
+//     processes it during a bundle. A runner that bundles many elements of
+//     a key together (Prism does) thus reads a hot key once per bundle,
+//     not once per element. Eviction (MaxBufferedPerKey) adds a clear: the
+//     bag is rewritten as one chunk. A timer is set only when the key's
+//     cleanup time or watermark hold moves.
+//   - The cleanup timer fires at the key's earliest expiry, rounded up to
+//     CleanupEvery (default 1 s). A firing reads the bag, removes everything
+//     that has expired and writes the rest back as one chunk: three calls,
+//     shared by every element that expired in that span. Keys whose
+//     elements are seconds apart pay one firing per element; a coarser
+//     CleanupEvery is then the way to trade state size and the delay of
+//     EmitFinal's records for throughput.
+//
+// The timer holds the output watermark at the oldest buffered outer
+// element, so EmitFinal and EmitRetract records, which carry that element's
+// own timestamp, are never late downstream. After a key's last element is
+// removed the key remembers its cleanup progress for one more join span
+// (max(upper,0) + max(-lower,0) + allowed lateness); then its state is
+// cleared, and an element arriving for that key later still is treated as
+// new.
+//
+// # The bucketed layout
+//
+// HotKeyBuckets(n) adds a second layout for keys that buffer more than n
+// elements, so that an arrival no longer reads the key's whole buffer. Such
+// a key keeps its elements in a state.Map of time buckets, each as wide as
+// the partner range (upper - lower + 1 ms) but at least CleanupEvery, so an
+// element's partners are in at most two buckets. Its bag keeps the
+// progress, a directory of the buckets (count and oldest time per side) and
+// up to 64 recent arrivals. Then:
+//
+//   - An arrival reads the bag (unless cached), gets each bucket its
+//     partners can be in that is not cached yet (at most two; under
+//     EmitRetract up to four, since a retraction looks at the partners'
+//     partners), and appends to the bag. Every 64 arrivals are moved into
+//     their buckets: a get per bucket not yet read, a put (two calls) per
+//     bucket written, and a bag rewrite (two calls).
+//   - A cleanup firing reads the bag and the buckets that can hold an
+//     expiring element or its partners, writes back each bucket that
+//     changed (two calls; one to remove an emptied bucket) and rewrites the
+//     bag. Eviction does the same for the oldest buckets.
+//   - A key whose buffer falls to n/2 elements or fewer moves back into
+//     the bag at its next rewrite.
+//
+// Without the option a join declares bag state only. Map state is
+// supported by Prism, but not by every runner's portable state API, so the
+// bucketed layout is opt-in; with the bundle cache the bag layout already
+// keeps a hot key's cost nearly flat on Prism, whose bundles hold many
+// elements of a key, while the buckets keep it flat also where bundles are
+// small. `make bench` measures both on Prism against a DoFn that only
+// appends to a bag (see the README's Performance section for the figures).
+//
+// # Counters
+//
+// Beam counters in namespace "beamjoin" (Namespace): left_in and right_in;
+// pairs_out, retractions_out, left_unmatched_out and right_unmatched_out
+// (records); and each element's fate, exactly one per element once its key
+// is cleaned up: left_matched, left_unmatched (an outer element that never
+// matched), left_expired (an inner-side element that never matched),
+// left_evicted, left_late, and the same for right. The distribution
+// buffered_per_key records a key's buffered count at each arrival, and the
+// counter keys_with_state goes up when a key gets state and down when its
+// state is cleared: it is zero once every key's state is gone.
 package join

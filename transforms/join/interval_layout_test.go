@@ -9,23 +9,29 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join"
-	"github.com/beamjoin/beamjoin/transforms/join/match"
 )
 
 // intervalSuite is every interval join test that runs a pipeline.
 var intervalSuite = []struct {
 	name string
-	test func(*testing.T)
+	test func(t *testing.T, layout ...join.Option)
 }{
-	{"BoundShapes", TestIntervalBoundShapes},
-	{"TypesAndModes", TestIntervalTypesAndModes},
-	{"Late", TestIntervalLate},
-	{"ForgetsProgressAfterASpan", TestIntervalForgetsProgressAfterASpan},
-	{"StateBounded", TestIntervalStateBounded},
-	{"MaxBufferedPerKey", TestIntervalMaxBufferedPerKey},
-	{"FinalNotLateDownstream", TestIntervalFinalNotLateDownstream},
-	{"StructValuesIntKeys", TestIntervalStructValuesIntKeys},
+	{"BoundShapes", intervalBoundShapes},
+	{"TypesAndModes", intervalTypesAndModes},
+	{"Late", intervalLate},
+	{"ForgetsProgressAfterASpan", intervalForgetsProgressAfterASpan},
+	{"StateBounded", intervalStateBounded},
+	{"MaxBufferedPerKey", intervalMaxBufferedPerKey},
+	{"FinalNotLateDownstream", intervalFinalNotLateDownstream},
+	{"StructValuesIntKeys", intervalStructValuesIntKeys},
+}
+
+// underLayout is opts followed by the layout options a suite test runs
+// under.
+func underLayout(layout []join.Option, opts ...join.Option) []join.Option {
+	return append(opts, layout...)
 }
 
 // TestIntervalLayouts runs the interval suite again with a key's buffer
@@ -44,9 +50,8 @@ func TestIntervalLayouts(t *testing.T) {
 	}
 	for _, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
-			defer join.ForceIntervalLayout(true, l.bucketAbove, l.logLimit)()
 			for _, tc := range intervalSuite {
-				t.Run(tc.name, tc.test)
+				t.Run(tc.name, func(t *testing.T) { tc.test(t, join.ForceLayout(true, l.bucketAbove, l.logLimit)) })
 			}
 		})
 	}
@@ -78,17 +83,18 @@ func TestIntervalBucketBoundaries(t *testing.T) {
 		script, want := boundaryScenario(rules, maxBuffered)
 		for _, lt := range layouts {
 			t.Run(emit.String()+"/"+lt.name, func(t *testing.T) {
+				opts := lt.opts
 				if lt.force {
-					defer join.ForceIntervalLayout(true, lt.bucketAbove, lt.logLimit)()
+					opts = append(opts, join.ForceLayout(true, lt.bucketAbove, lt.logLimit))
 				}
 				if lt.noCache {
-					defer join.DisableIntervalCache()()
+					opts = append(opts, join.NoBundleCache())
 				}
 				p, s := beam.NewPipelineWithRoot()
 				left, right := play(s, onTime(script...))
 				res, late := join.Interval[string, string, string](s, left, right, append([]join.Option{
 					join.Between(-1500*time.Millisecond, 2500*time.Millisecond), join.FullOuter, emit,
-					join.AllowedLateness(time.Hour), join.MaxBufferedPerKey(maxBuffered), join.CleanupEvery(time.Millisecond)}, lt.opts...)...)
+					join.AllowedLateness(time.Hour), join.MaxBufferedPerKey(maxBuffered), join.CleanupEvery(time.Millisecond)}, opts...)...)
 				passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(want)...)
 				passert.Empty(s, late)
 				checkAccounting(t, ptest.RunAndValidate(t, p))

@@ -13,9 +13,13 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/beamjoin/beamjoin/coders"
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
 )
+
+// bucketLogLimit is how many arrivals a bucketed key appends to its bag
+// before moving them into their buckets.
+const bucketLogLimit = 64
 
 // stores is the state and timer of the key being processed.
 type stores struct {
@@ -41,7 +45,7 @@ type keyState struct {
 
 // bucket is a directory record, and the bucket's stored value once read.
 type bucket struct {
-	coders.Bucket
+	bagstate.Bucket
 	loaded bool
 	value  []byte
 }
@@ -92,7 +96,7 @@ func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("beamjoin: join.Interval: reading state: %w", err)
 	}
-	d, err := coders.DecodeState(chunks)
+	d, err := bagstate.DecodeState(chunks)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +157,7 @@ func (j *joiner) loadBuckets(st stores, ks *keyState, ids []int64) error {
 		if err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: reading state bucket %d: %w", id, err)
 		}
-		entries, err := coders.DecodeEntries(v)
+		entries, err := bagstate.DecodeEntries(v)
 		if err != nil {
 			return err
 		}
@@ -306,7 +310,7 @@ func (j *joiner) storeBag(st stores, ks *keyState) error {
 		}
 	}
 	entries := ks.b.Entries()
-	if err := j.rewriteBag(st, coders.EncodeState(ks.b.Progress, nil, entries)); err != nil {
+	if err := j.rewriteBag(st, bagstate.EncodeState(ks.b.Progress, nil, entries)); err != nil {
 		return err
 	}
 	ks.buckets, ks.inBag, ks.inBuckets = nil, len(entries), 0
@@ -338,13 +342,13 @@ func (j *joiner) storeBuckets(st stores, ks *keyState) error {
 	}
 	inBuckets := 0
 	for id, entries := range groups {
-		v := coders.EncodeEntries(entries)
+		v := bagstate.EncodeEntries(entries)
 		if old, ok := ks.buckets[id]; !ok || !bytes.Equal(old.value, v) {
 			if err := st.buckets.Put(st.sp, id, v); err != nil {
 				return fmt.Errorf("beamjoin: join.Interval: writing state bucket %d: %w", id, err)
 			}
 		}
-		bk := &bucket{Bucket: coders.Bucket{ID: id}, loaded: true, value: v}
+		bk := &bucket{Bucket: bagstate.Bucket{ID: id}, loaded: true, value: v}
 		for _, e := range entries {
 			if bk.Count[e.Side] == 0 || e.Time < bk.Oldest[e.Side] {
 				bk.Oldest[e.Side] = e.Time
@@ -353,13 +357,13 @@ func (j *joiner) storeBuckets(st stores, ks *keyState) error {
 		}
 		dir[id] = bk
 	}
-	records := make([]coders.Bucket, 0, len(dir))
+	records := make([]bagstate.Bucket, 0, len(dir))
 	for _, bk := range dir {
 		records = append(records, bk.Bucket)
 		inBuckets += bk.Len()
 	}
-	slices.SortFunc(records, func(a, b coders.Bucket) int { return cmp.Compare(a.ID, b.ID) })
-	if err := j.rewriteBag(st, coders.EncodeState(ks.b.Progress, records, inBag)); err != nil {
+	slices.SortFunc(records, func(a, b bagstate.Bucket) int { return cmp.Compare(a.ID, b.ID) })
+	if err := j.rewriteBag(st, bagstate.EncodeState(ks.b.Progress, records, inBag)); err != nil {
 		return err
 	}
 	ks.buckets, ks.inBag, ks.inBuckets = dir, len(inBag), inBuckets

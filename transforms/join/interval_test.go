@@ -47,19 +47,21 @@ func probes(lo, hi int64) []int64 {
 // element arriving first and then last, the watermark advancing with the
 // arrivals and cleanup exact: both orders give the same pairs, exactly the
 // offsets inside the bounds.
-func TestIntervalBoundShapes(t *testing.T) {
+func TestIntervalBoundShapes(t *testing.T) { intervalBoundShapes(t) }
+
+func intervalBoundShapes(t *testing.T, layout ...join.Option) {
 	shapes := []struct {
 		name   string
 		opts   []join.Option
 		lo, hi int64 // the inclusive range of ts(r) - ts(l), in ms
 	}{
 		{"negative_negative_inclusive", []join.Option{join.Between(-10*time.Second, -2*time.Second)}, -10_000, -2_000},
-		{"negative_negative_exclusive", []join.Option{join.Between(-10*time.Second, -2*time.Second), join.LowerExclusive, join.UpperExclusive}, -9_999, -2_001},
+		{"negative_negative_exclusive", []join.Option{join.Between(-10*time.Second, -2*time.Second), join.LowerExclusive(), join.UpperExclusive()}, -9_999, -2_001},
 		{"negative_positive_inclusive", []join.Option{join.Between(-5*time.Second, 5*time.Second)}, -5_000, 5_000},
-		{"negative_positive_exclusive_lower", []join.Option{join.Between(-5*time.Second, 5*time.Second), join.LowerExclusive}, -4_999, 5_000},
-		{"negative_positive_exclusive_upper", []join.Option{join.Between(-5*time.Second, 5*time.Second), join.UpperExclusive}, -5_000, 4_999},
+		{"negative_positive_exclusive_lower", []join.Option{join.Between(-5*time.Second, 5*time.Second), join.LowerExclusive()}, -4_999, 5_000},
+		{"negative_positive_exclusive_upper", []join.Option{join.Between(-5*time.Second, 5*time.Second), join.UpperExclusive()}, -5_000, 4_999},
 		{"positive_positive_inclusive", []join.Option{join.Between(2*time.Second, 10*time.Second)}, 2_000, 10_000},
-		{"positive_positive_exclusive", []join.Option{join.Between(2*time.Second, 10*time.Second), join.LowerExclusive, join.UpperExclusive}, 2_001, 9_999},
+		{"positive_positive_exclusive", []join.Option{join.Between(2*time.Second, 10*time.Second), join.LowerExclusive(), join.UpperExclusive()}, 2_001, 9_999},
 		{"zero_width", []join.Option{join.Between(0, 0)}, 0, 0},
 		{"zero_width_at_offset", []join.Option{join.Between(3*time.Second, 3*time.Second)}, 3_000, 3_000},
 	}
@@ -82,7 +84,7 @@ func TestIntervalBoundShapes(t *testing.T) {
 				}
 				p, s := beam.NewPipelineWithRoot()
 				left, right := play(s, onTime(arrivals...))
-				res, late := join.Interval[string, string, string](s, left, right, append(sh.opts, join.CleanupEvery(time.Millisecond))...)
+				res, late := join.Interval[string, string, string](s, left, right, append(append(sh.opts, join.CleanupEvery(time.Millisecond)), layout...)...)
 				passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(want)...)
 				passert.Empty(s, late)
 				ptest.RunAndValidate(t, p)
@@ -145,7 +147,9 @@ func cat(lists ...[]string) []string {
 // outer element exactly once and nothing for the others; Retract adds a
 // retraction before the first pair of an element reported unmatched, and
 // its changelog nets to Final's result.
-func TestIntervalTypesAndModes(t *testing.T) {
+func TestIntervalTypesAndModes(t *testing.T) { intervalTypesAndModes(t) }
+
+func intervalTypesAndModes(t *testing.T, layout ...join.Option) {
 	tests := []struct {
 		typ  join.Type
 		emit join.Emit
@@ -174,8 +178,8 @@ func TestIntervalTypesAndModes(t *testing.T) {
 		t.Run(tc.typ.String()+"/"+tc.emit.String(), func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			left, right := play(s, scenario)
-			res, late := join.Interval[string, string, string](s, left, right,
-				join.Between(-5*time.Second, 5*time.Second), tc.typ, tc.emit, join.CleanupEvery(time.Millisecond))
+			res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+				join.Between(-5*time.Second, 5*time.Second), tc.typ, tc.emit, join.CleanupEvery(time.Millisecond))...)
 			passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(tc.want)...)
 			passert.Empty(s, late)
 			if tc.emit == join.EmitRetract {
@@ -240,7 +244,9 @@ func checkAccounting(t *testing.T, pr beam.PipelineResult) {
 // the late output with their side and time, are never joined, and are
 // counted; an element behind the watermark whose partners are all still
 // buffered is not late.
-func TestIntervalLate(t *testing.T) {
+func TestIntervalLate(t *testing.T) { intervalLate(t) }
+
+func intervalLate(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, []event{
 		l(10_000, "a", "l1"),
@@ -251,8 +257,8 @@ func TestIntervalLate(t *testing.T) {
 		l(5_000, "a", "l0"),  // partners from 0 s may be gone: late
 		r(1_000, "b", "rb"),  // key b has never been cleaned up: not late
 	})
-	res, late := join.Interval[string, string, string](s, left, right,
-		join.Between(-5*time.Second, 5*time.Second), join.LeftOuter, join.CleanupEvery(time.Millisecond))
+	res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+		join.Between(-5*time.Second, 5*time.Second), join.LeftOuter, join.CleanupEvery(time.Millisecond))...)
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"unmatched a l1@10000 - t=10000",
 		"unmatched a l2@14000 - t=14000",
@@ -278,15 +284,17 @@ func TestIntervalLate(t *testing.T) {
 // one join span plus the allowed lateness, then clears its state. An element
 // arriving later is more than the allowed lateness behind the watermark, and
 // is joined as new.
-func TestIntervalForgetsProgressAfterASpan(t *testing.T) {
+func TestIntervalForgetsProgressAfterASpan(t *testing.T) { intervalForgetsProgressAfterASpan(t) }
+
+func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, []event{
 		l(10_000, "a", "l1"),
 		wm(30_000),           // l1 expires at 15 s; progress is forgotten at 25 s
 		r(12_000, "a", "r1"), // would have been late at 16 s
 	})
-	res, late := join.Interval[string, string, string](s, left, right,
-		join.Between(-5*time.Second, 5*time.Second), join.FullOuter, join.CleanupEvery(time.Millisecond))
+	res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+		join.Between(-5*time.Second, 5*time.Second), join.FullOuter, join.CleanupEvery(time.Millisecond))...)
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"unmatched a l1@10000 - t=10000",
 		"unmatched a - r1@12000 t=12000")
@@ -297,7 +305,9 @@ func TestIntervalForgetsProgressAfterASpan(t *testing.T) {
 // TestIntervalStateBounded runs a long stream through one key with the
 // watermark advancing: the key's buffer stays bounded by the join span, and
 // nothing is left at the end.
-func TestIntervalStateBounded(t *testing.T) {
+func TestIntervalStateBounded(t *testing.T) { intervalStateBounded(t) }
+
+func intervalStateBounded(t *testing.T, layout ...join.Option) {
 	const n = 400
 	var elements []event
 	var want []string
@@ -316,7 +326,7 @@ func TestIntervalStateBounded(t *testing.T) {
 	}
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(elements...))
-	res, _ := join.Interval[string, string, string](s, left, right, join.Between(-2*time.Second, 2*time.Second))
+	res, _ := join.Interval[string, string, string](s, left, right, underLayout(layout, join.Between(-2*time.Second, 2*time.Second))...)
 	passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(want)...)
 	pr := ptest.RunAndValidate(t, p)
 	checkAccounting(t, pr)
@@ -334,7 +344,9 @@ func TestIntervalStateBounded(t *testing.T) {
 // TestIntervalMaxBufferedPerKey checks eviction: oldest first across both
 // sides, counted, and under EmitFinal an evicted outer element that never
 // matched is reported unmatched.
-func TestIntervalMaxBufferedPerKey(t *testing.T) {
+func TestIntervalMaxBufferedPerKey(t *testing.T) { intervalMaxBufferedPerKey(t) }
+
+func intervalMaxBufferedPerKey(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(
 		// Key k: r1 matches l1..l3; the cap of 3 then evicts l1, and l4's
@@ -343,8 +355,8 @@ func TestIntervalMaxBufferedPerKey(t *testing.T) {
 		// Key m: m4's arrival evicts m1, which never matched.
 		l(1_000, "m", "m1"), l(2_000, "m", "m2"), l(3_000, "m", "m3"), l(4_000, "m", "m4"),
 	))
-	res, _ := join.Interval[string, string, string](s, left, right,
-		join.Between(-100*time.Second, 100*time.Second), join.FullOuter, join.EmitFinal, join.MaxBufferedPerKey(3))
+	res, _ := join.Interval[string, string, string](s, left, right, underLayout(layout,
+		join.Between(-100*time.Second, 100*time.Second), join.FullOuter, join.EmitFinal, join.MaxBufferedPerKey(3))...)
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"pair k l1@1000 r1@4000 t=4000",
 		"pair k l2@2000 r1@4000 t=4000",
@@ -366,7 +378,9 @@ func TestIntervalMaxBufferedPerKey(t *testing.T) {
 // into fixed windows and counts per window: records emitted at cleanup carry
 // their element's own (old) timestamp, and would be dropped as late by the
 // downstream GroupByKey if the join did not hold the watermark.
-func TestIntervalFinalNotLateDownstream(t *testing.T) {
+func TestIntervalFinalNotLateDownstream(t *testing.T) { intervalFinalNotLateDownstream(t) }
+
+func intervalFinalNotLateDownstream(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(
 		l(1_000, "a", "x"), l(2_000, "b", "y"), r(3_000, "a", "z"),
@@ -374,7 +388,7 @@ func TestIntervalFinalNotLateDownstream(t *testing.T) {
 		l(50_000, "e", "u"),
 		l(70_000, "c", "w"), r(200_000, "d", "v"),
 	))
-	res, _ := join.Interval[string, string, string](s, left, right, join.Between(0, 30*time.Second), join.FullOuter, join.EmitFinal)
+	res, _ := join.Interval[string, string, string](s, left, right, underLayout(layout, join.Between(0, 30*time.Second), join.FullOuter, join.EmitFinal)...)
 	windowed := beam.WindowInto(s, window.NewFixedWindows(time.Minute), beam.ParDo(s, formatResult, res))
 	counts := stats.Count(s, beam.ParDo(s, kindOf, windowed))
 	global := beam.WindowInto(s, window.NewGlobalWindows(), beam.ParDo(s, formatCount, counts))
@@ -419,13 +433,15 @@ func formatOrderPayment(r join.Result[int, order, payment]) string {
 }
 
 // TestIntervalStructValuesIntKeys joins struct values under int keys.
-func TestIntervalStructValuesIntKeys(t *testing.T) {
+func TestIntervalStructValuesIntKeys(t *testing.T) { intervalStructValuesIntKeys(t) }
+
+func intervalStructValuesIntKeys(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	events := stream(s, onTime(
 		l(1_000, "7", "o1 100"), r(2_000, "7", "p1 100"), l(3_000, "8", "o2 5"), r(4_000, "9", "p2 1"),
 	))
 	orders, payments := beam.ParDo2(s, splitOrders, events)
-	res, _ := join.Interval[int, order, payment](s, orders, payments, join.Between(0, time.Minute))
+	res, _ := join.Interval[int, order, payment](s, orders, payments, underLayout(layout, join.Between(0, time.Minute))...)
 	passert.Equals(s, beam.ParDo(s, formatOrderPayment, res), "pair 7 {ID:o1 Amount:100} {Ref:p1 Amount:100}")
 	ptest.RunAndValidate(t, p)
 }
@@ -442,7 +458,7 @@ func TestTryIntervalErrors(t *testing.T) {
 			"beamjoin: join.Interval needs bounds: add join.Between(lower, upper)"},
 		{"lower_above_upper", []join.Option{join.Between(10*time.Minute, 5*time.Minute)}, false,
 			"beamjoin: lower bound 10m0s is greater than upper bound 5m0s"},
-		{"empty_after_exclusivity", []join.Option{join.Between(0, 0), join.LowerExclusive}, false,
+		{"empty_after_exclusivity", []join.Option{join.Between(0, 0), join.LowerExclusive()}, false,
 			"beamjoin: bounds (0s, 0s] match nothing: the interval is empty once its exclusive ends are removed"},
 		{"window_option", []join.Option{join.Between(0, time.Second), join.WindowInto(window.NewFixedWindows(time.Second))}, false,
 			"beamjoin: join.Interval does not take WindowInto"},
@@ -452,6 +468,10 @@ func TestTryIntervalErrors(t *testing.T) {
 			"beamjoin: join.Interval: CleanupEvery(0s) must be a positive whole number of milliseconds"},
 		{"negative_lateness", []join.Option{join.Between(0, time.Second), join.AllowedLateness(-time.Second)}, false,
 			"beamjoin: allowed lateness -1s is negative"},
+		{"unknown_type", []join.Option{join.Between(0, time.Second), join.Type(9)}, false,
+			"beamjoin: join.Interval: unknown join type Type(9)"},
+		{"unknown_emit", []join.Option{join.Between(0, time.Second), join.Emit(7)}, false,
+			"beamjoin: join.Interval: unknown emission mode Emit(7)"},
 		{"nil_option", []join.Option{join.Between(0, time.Second), nil}, false,
 			"beamjoin: join.Interval: option 1 is nil"},
 		{"wrong_type_arguments", []join.Option{join.Between(0, time.Second)}, true,
@@ -470,6 +490,10 @@ func TestTryIntervalErrors(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			// CheckInterval says the same of the options, without inputs.
+			if err := join.CheckInterval(tc.opts...); !tc.swap && (err == nil || err.Error() != tc.want) {
+				t.Errorf("CheckInterval() error = %v, want %q", err, tc.want)
 			}
 		})
 	}

@@ -2,7 +2,7 @@ package join
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 // Namespace is the Beam metrics namespace of every beamjoin counter.
@@ -17,11 +17,12 @@ var counters = func() (c struct {
 	keysWithState      beam.Counter
 	bufferedPerKey     beam.Distribution
 }) {
-	for _, s := range []match.Side{match.Left, match.Right} {
-		c.in[s] = beam.NewCounter(Namespace, s.String()+"_in")
-		c.unmatchedOut[s] = beam.NewCounter(Namespace, s.String()+"_unmatched_out")
+	for _, side := range []Side{Left, Right} {
+		s, name := side.core(), side.String()
+		c.in[s] = beam.NewCounter(Namespace, name+"_in")
+		c.unmatchedOut[s] = beam.NewCounter(Namespace, name+"_unmatched_out")
 		for f := match.Matched; f <= match.Late; f++ {
-			c.fate[s][f] = beam.NewCounter(Namespace, s.String()+"_"+f.String())
+			c.fate[s][f] = beam.NewCounter(Namespace, name+"_"+f.String())
 		}
 	}
 	c.pairs = beam.NewCounter(Namespace, "pairs_out")

@@ -13,8 +13,6 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/metrics"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,12 +25,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join"
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
 )
 
 func init() {
@@ -192,7 +190,7 @@ type bagAppendFn struct {
 func (f *bagAppendFn) ProcessElement(et beam.EventTime, sp state.Provider, _ string, in benchTagged) error {
 	e := match.Entry[[]byte]{Side: match.Side(in.Side), Time: et.Milliseconds(), Value: in.Value}
 	consumed.Add(1)
-	return f.Buffer.Add(sp, coders.AppendEntry(nil, e))
+	return f.Buffer.Add(sp, bagstate.AppendEntry(nil, e))
 }
 
 // bagAppend is the baseline pipeline's tail: the join's tagging, flatten and
@@ -205,7 +203,7 @@ func bagAppend(s beam.Scope, left, right beam.PCollection) {
 		if err != nil {
 			panic(err)
 		}
-		tagged = append(tagged, beam.ParDo(s.Scope(match.Side(side).String()), &benchTagFn{Side: match.Side(side), Coder: c}, col))
+		tagged = append(tagged, beam.ParDo(s.Scope(join.Side(side).String()), &benchTagFn{Side: match.Side(side), Coder: c}, col))
 	}
 	beam.ParDo0(s, &bagAppendFn{Buffer: state.MakeBagState[[]byte]("buffer")}, beam.Flatten(s, tagged...))
 }
@@ -325,7 +323,7 @@ var benchBounds = join.Between(-5*time.Second, 5*time.Second)
 var pipelineCases = []pipelineCase{
 	{name: "bag-append", build: bagAppend, want: func(genSpec) int64 { return -1 }},
 	intervalCase("interval-inner", benchBounds),
-	noCache(intervalCase("interval-inner-nocache", benchBounds)),
+	intervalCase("interval-inner-nocache", benchBounds, join.NoBundleCache()),
 	intervalCase("interval-left-final", benchBounds, join.LeftOuter, join.EmitFinal),
 	intervalCase("interval-inner-hotkeybuckets", benchBounds, join.HotKeyBuckets(1000)),
 	intervalCase("interval-inner-cleanup10s", benchBounds, join.CleanupEvery(10*time.Second)),
@@ -340,23 +338,12 @@ var pipelineCases = []pipelineCase{
 	},
 }
 
-// noCache builds c's joins without the bundle cache.
-func noCache(c pipelineCase) pipelineCase {
-	build := c.build
-	c.build = func(s beam.Scope, left, right beam.PCollection) {
-		defer join.DisableIntervalCache()()
-		build(s, left, right)
-	}
-	return c
-}
-
 // runPipeline runs one pipeline once and reports its metrics.
 func runPipeline(b *testing.B, g genSpec, c pipelineCase, stampAt int64) beam.PipelineResult {
 	b.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	left, right := generate(s, g)
 	c.build(s, left, right)
-	preventPrismSplits()
 	beamlog.SetupLogging("warn", "text")
 	consumed.Store(0)
 	results.reset(stampAt)
@@ -375,16 +362,6 @@ func runPipeline(b *testing.B, g genSpec, c pipelineCase, stampAt int64) beam.Pi
 	b.ReportMetric(float64(wall.Nanoseconds())/float64(g.N), "ns/elem")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-live-MB")
 	return pr
-}
-
-// preventPrismSplits turns off Prism's dynamic splitting of bundles, as
-// pipelines/jsonjoin does for every Prism run: a split of a stateful
-// bundle that holds timers loses or repeats work (apache/beam#35771).
-func preventPrismSplits() {
-	const exp = "prism_disable_sdf_split"
-	if !slices.Contains(jobopts.GetExperiments(), exp) {
-		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), exp), ",")
-	}
 }
 
 // maxBuffered is the largest buffered_per_key the join recorded.
@@ -426,14 +403,13 @@ func hotKey(n int64) genSpec {
 
 // hotKeyLayouts are the layouts the hot key benchmarks compare.
 var hotKeyLayouts = []struct {
-	name    string
-	force   func() (restore func())
-	noCache bool
+	name string
+	opts []join.Option
 }{
-	{"bag", func() func() { return join.ForceIntervalLayout(false, 0, 0) }, false},
-	{"bag-nocache", func() func() { return join.ForceIntervalLayout(false, 0, 0) }, true},
-	{"buckets", func() func() { return join.ForceIntervalLayout(true, 0, 64) }, false},
-	{"buckets-nocache", func() func() { return join.ForceIntervalLayout(true, 0, 64) }, true},
+	{"bag", []join.Option{join.ForceLayout(false, 0, 0)}},
+	{"bag-nocache", []join.Option{join.ForceLayout(false, 0, 0), join.NoBundleCache()}},
+	{"buckets", []join.Option{join.ForceLayout(true, 0, 64)}},
+	{"buckets-nocache", []join.Option{join.ForceLayout(true, 0, 64), join.NoBundleCache()}},
 }
 
 // BenchmarkHotKey measures the per-element cost of one key's arrivals as
@@ -447,11 +423,7 @@ func BenchmarkHotKey(b *testing.B) {
 		g := hotKey(buffered + measured)
 		for _, l := range hotKeyLayouts {
 			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
-				defer l.force()()
-				if l.noCache {
-					defer join.DisableIntervalCache()()
-				}
-				c := intervalCase("hot", join.Between(-10*time.Millisecond, 10*time.Millisecond), join.AllowedLateness(lateness))
+				c := intervalCase("hot", append([]join.Option{join.Between(-10*time.Millisecond, 10*time.Millisecond), join.AllowedLateness(lateness)}, l.opts...)...)
 				for range b.N {
 					pr := runPipeline(b, g, c, buffered/2)
 					results.mu.Lock()

@@ -1,20 +1,6 @@
 package join
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/beamjoin/beamjoin/transforms/join/match"
-)
-
-// Side says which input an element came from.
-type Side = match.Side
-
-// The two sides of a join.
-const (
-	Left  = match.Left
-	Right = match.Right
-)
+import "time"
 
 // Kind says what a join record is.
 type Kind uint8
@@ -29,18 +15,10 @@ const (
 	KindRetract
 )
 
+var kindWords = words{what: "record kind", kind: "Kind", names: []string{KindPair: "pair", KindUnmatched: "unmatched", KindRetract: "retract"}}
+
 // String returns "pair", "unmatched" or "retract".
-func (k Kind) String() string {
-	switch k {
-	case KindPair:
-		return "pair"
-	case KindUnmatched:
-		return "unmatched"
-	case KindRetract:
-		return "retract"
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
+func (k Kind) String() string { return kindWords.name(uint8(k)) }
 
 // Result is one record of an interval join of PCollection<KV<K,L>> and
 // PCollection<KV<K,R>>. Left or Right is nil when that side is absent, so an

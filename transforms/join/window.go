@@ -10,7 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 func init() {
@@ -41,9 +41,6 @@ type WindowResult[K, L, R any] struct {
 	WindowStart time.Time
 	WindowEnd   time.Time
 }
-
-// windowOptions are the options Window takes.
-const windowOptions = setType | setWindow
 
 // Window joins left, a PCollection<KV<K,L>>, and right, a
 // PCollection<KV<K,R>>, per key and window: Flink's
@@ -109,17 +106,10 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // and value types, and for inputs that are windowed differently.
 func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
 	const op = "join.Window"
-	cfg, err := newWindowedConfig(op, windowOptions, opts)
+	s, cfg, err := windowedSetup[K, L, R](s, op, windowOptions, opts, left, right)
 	if err != nil {
 		return beam.PCollection{}, err
 	}
-	if cfg.rules.Type > match.FullOuter {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: unknown join type %v", op, cfg.rules.Type)
-	}
-	if err := checkInputs[K, L, R](op, left, right); err != nil {
-		return beam.PCollection{}, err
-	}
-	s = s.Scope(op)
 	var valueCoders [2]coders.Element
 	var stampedCols [2]beam.PCollection
 	for side, col := range [2]beam.PCollection{Left: left, Right: right} {
@@ -138,7 +128,7 @@ func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...
 	}
 	out := reflect.TypeFor[WindowResult[K, L, R]]()
 	fn := &windowJoinFn{
-		Type:  cfg.rules.Type,
+		Type:  cfg.typ.core(),
 		Left:  valueCoders[Left],
 		Right: valueCoders[Right],
 		Out:   beam.EncodedType{T: out},
@@ -265,7 +255,7 @@ func (f *windowJoinFn) ProcessElement(w beam.Window, k beam.X, lefts, rights fun
 			return err
 		}
 		if len(rs) == 0 {
-			if f.Type.Outer(Left) {
+			if f.Type.Outer(match.Left) {
 				emitRecord(KindUnmatched, [2]*joinValue{Left: &l})
 			}
 			continue
@@ -274,7 +264,7 @@ func (f *windowJoinFn) ProcessElement(w beam.Window, k beam.X, lefts, rights fun
 			emitRecord(KindPair, [2]*joinValue{Left: &l, Right: &rs[i]})
 		}
 	}
-	if !anyLeft && f.Type.Outer(Right) {
+	if !anyLeft && f.Type.Outer(match.Right) {
 		for i := range rs {
 			emitRecord(KindUnmatched, [2]*joinValue{Right: &rs[i]})
 		}

@@ -267,16 +267,26 @@ func keyByLength(k string, v note) (int, note) { return len(k), v }
 
 func TestMisuse(t *testing.T) {
 	type build func(s beam.Scope, left, right beam.PCollection) error
+	zeroSize, negativeGap := window.NewFixedWindows(0), window.NewSessions(-time.Minute)
+	subMillisecond := window.NewSlidingWindows(1500*time.Microsecond, time.Second)
+	// agree returns err, or an error saying how check's error differs: the
+	// Check functions must say what the transforms say of the options.
+	agree := func(err, check error) error {
+		if fmt.Sprint(err) != fmt.Sprint(check) {
+			return fmt.Errorf("the Check function says %v, the transform %v", check, err)
+		}
+		return err
+	}
 	window := func(opts ...join.Option) build {
 		return func(s beam.Scope, left, right beam.PCollection) error {
 			_, err := join.TryWindow[string, string, note](s, left, right, opts...)
-			return err
+			return agree(err, join.CheckWindow(opts...))
 		}
 	}
 	coGroup := func(opts ...join.Option) build {
 		return func(s beam.Scope, left, right beam.PCollection) error {
 			_, err := join.TryCoGroup[string, string, note](s, left, right, opts...)
-			return err
+			return agree(err, join.CheckCoGroup(opts...))
 		}
 	}
 	tests := []struct {
@@ -286,9 +296,9 @@ func TestMisuse(t *testing.T) {
 	}{
 		{"window_rejects_Between", window(join.Between(0, time.Second)),
 			"beamjoin: join.Window does not take Between"},
-		{"window_rejects_LowerExclusive", window(join.LowerExclusive),
+		{"window_rejects_LowerExclusive", window(join.LowerExclusive()),
 			"beamjoin: join.Window does not take LowerExclusive"},
-		{"window_rejects_UpperExclusive", window(join.UpperExclusive),
+		{"window_rejects_UpperExclusive", window(join.UpperExclusive()),
 			"beamjoin: join.Window does not take UpperExclusive"},
 		{"window_rejects_an_emission_mode", window(join.LeftOuter, join.EmitFinal),
 			"beamjoin: join.Window does not take an emission mode"},
@@ -304,6 +314,12 @@ func TestMisuse(t *testing.T) {
 			"beamjoin: join.Window: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)"},
 		{"window_rejects_an_unknown_join_type", window(join.Type(9)),
 			"beamjoin: join.Window: unknown join type Type(9)"},
+		{"window_rejects_a_zero_size", window(join.WindowInto(zeroSize)),
+			"beamjoin: join.Window: WindowInto(window.NewFixedWindows(0s)): the size 0s is not positive"},
+		{"cogroup_rejects_a_negative_gap", coGroup(join.WindowInto(negativeGap)),
+			"beamjoin: join.CoGroup: WindowInto(window.NewSessions(-1m0s)): the gap -1m0s is not positive"},
+		{"cogroup_rejects_a_sub_millisecond_period", coGroup(join.WindowInto(subMillisecond)),
+			"beamjoin: join.CoGroup: WindowInto(window.NewSlidingWindows(1.5ms, 1s)): the period 1.5ms is finer than a millisecond, the precision of event time"},
 		{"cogroup_rejects_a_join_type", coGroup(join.LeftOuter),
 			"beamjoin: join.CoGroup does not take a join type"},
 		{"cogroup_rejects_Between", coGroup(join.WindowInto(fixed10s), join.Between(0, time.Second)),

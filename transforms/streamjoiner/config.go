@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 // Type is a join type: which sides emit their elements that have no

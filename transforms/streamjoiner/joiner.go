@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 // ErrEmptyKey is what errors.Is finds in the error of a ProcessLeft or

@@ -1,6 +1,6 @@
 package streamjoiner
 
-import "github.com/beamjoin/beamjoin/transforms/join/match"
+import "github.com/beamjoin/beamjoin/transforms/internal/match"
 
 // keyTable holds the buffers of the keys that have elements buffered, and
 // an index of them by age: a min-heap ordered by each key's oldest element,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 // JoinWindow is the time range in which a right element matches a left

@@ -1,11 +1,23 @@
-package coders
+// Package bagstate is the interval join's state format: how a key's
+// buffer is laid out in the bytes of its bag state and, in the bucketed
+// layout (join.HotKeyBuckets), of its map state.
+//
+// A bag element holds one chunk: a run of buffered entries (side, event
+// time, matched flag, value encoded with the input's own Beam coder),
+// optionally the key's cleanup progress and, in the bucketed layout, a
+// directory of the time buckets kept in map state, whose values are chunks
+// of entries too. Arrivals append a one-entry chunk (AppendEntry); cleanup
+// rewrites the bag as one chunk (EncodeState). Keeping many entries per bag
+// element is what lets a rewrite cost one state append instead of one per
+// surviving element.
+package bagstate
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 // Record tags of the chunk format. The matched flag is folded into the tag
@@ -113,7 +125,7 @@ func DecodeChunks(chunks [][]byte) (*match.Buffer[[]byte], error) {
 		return nil, err
 	}
 	if len(st.Buckets) > 0 {
-		return nil, fmt.Errorf("beamjoin: coders: state holds %d bucket records: its entries are not all in these chunks", len(st.Buckets))
+		return nil, fmt.Errorf("beamjoin: bagstate: state holds %d bucket records: its entries are not all in these chunks", len(st.Buckets))
 	}
 	return match.Restore(st.Entries, st.Progress), nil
 }
@@ -125,7 +137,7 @@ func DecodeEntries(chunk []byte) ([]match.Entry[[]byte], error) {
 		return nil, err
 	}
 	if len(st.Buckets) > 0 || st.Progress != match.NoProgress {
-		return nil, fmt.Errorf("beamjoin: coders: a bucket holds a directory or progress record")
+		return nil, fmt.Errorf("beamjoin: bagstate: a bucket holds a directory or progress record")
 	}
 	return st.Entries, nil
 }
@@ -142,7 +154,7 @@ func DecodeState(chunks [][]byte) (State, error) {
 			off++
 			t, n := binary.Varint(c[off:])
 			if n <= 0 {
-				return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w time", ci, off, errTruncated)
+				return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte %d: %w time", ci, off, errTruncated)
 			}
 			off += n
 			switch side := tag &^ flagMatched; side {
@@ -151,7 +163,7 @@ func DecodeState(chunks [][]byte) (State, error) {
 			case tagLeft, tagRight:
 				l, n := binary.Uvarint(c[off:])
 				if n <= 0 || uint64(len(c)-off-n) < l {
-					return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w value", ci, off, errTruncated)
+					return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte %d: %w value", ci, off, errTruncated)
 				}
 				off += n
 				v := c[off : off+int(l) : off+int(l)]
@@ -162,7 +174,7 @@ func DecodeState(chunks [][]byte) (State, error) {
 				for s := range b.Count {
 					k, n := binary.Uvarint(c[off:])
 					if n <= 0 {
-						return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w bucket", ci, off, errTruncated)
+						return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte %d: %w bucket", ci, off, errTruncated)
 					}
 					off += n
 					b.Count[s] = int(k)
@@ -171,7 +183,7 @@ func DecodeState(chunks [][]byte) (State, error) {
 					if b.Count[s] > 0 {
 						t, n := binary.Varint(c[off:])
 						if n <= 0 {
-							return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: %w bucket", ci, off, errTruncated)
+							return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte %d: %w bucket", ci, off, errTruncated)
 						}
 						off += n
 						b.Oldest[s] = t
@@ -187,7 +199,7 @@ func DecodeState(chunks [][]byte) (State, error) {
 					st.Buckets = append(st.Buckets, b)
 				}
 			default:
-				return State{}, fmt.Errorf("beamjoin: coders: state chunk %d at byte %d: unknown tag %#x", ci, off-1-n, tag)
+				return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte %d: unknown tag %#x", ci, off-1-n, tag)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package coders
+package bagstate
 
 // Benchmarks of the interval join's state format: the bytes a buffered
 // element costs in state against the size of its encoded value, and the
@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 // BenchmarkStateBytes encodes string values of 16, 100 and 1000
@@ -23,7 +24,7 @@ import (
 // length prefix Beam's bag coder puts before each []byte bag element.
 func BenchmarkStateBytes(b *testing.B) {
 	_, s := beam.NewPipelineWithRoot()
-	e, err := KVValue(beam.AddFixedKey(s, beam.Create(s, "x")))
+	e, err := coders.KVValue(beam.AddFixedKey(s, beam.Create(s, "x")))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
 // A left outer join in which a payment (right) belongs to an order (left) if

@@ -1,9 +1,9 @@
-package coders
+package bagstate
 
 import (
 	"testing"
 
-	"github.com/beamjoin/beamjoin/transforms/join/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -37,9 +37,9 @@ func TestDecodeChunksErrors(t *testing.T) {
 		chunk []byte
 		want  string
 	}{
-		{"truncated_value", good[:len(good)-1], "beamjoin: coders: state chunk 0 at byte 2: truncated value"},
-		{"truncated_time", []byte{tagLeft}, "beamjoin: coders: state chunk 0 at byte 1: truncated time"},
-		{"unknown_tag", []byte{0x05, 0x02}, "beamjoin: coders: state chunk 0 at byte 0: unknown tag 0x5"},
+		{"truncated_value", good[:len(good)-1], "beamjoin: bagstate: state chunk 0 at byte 2: truncated value"},
+		{"truncated_time", []byte{tagLeft}, "beamjoin: bagstate: state chunk 0 at byte 1: truncated time"},
+		{"unknown_tag", []byte{0x05, 0x02}, "beamjoin: bagstate: state chunk 0 at byte 0: unknown tag 0x5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

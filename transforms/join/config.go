@@ -1,0 +1,201 @@
+package join
+
+// This file holds how a transform's options become its config: which
+// transform takes which options, the defaults, and every check of the
+// options, made once, whether by the transform or by CheckInterval,
+// CheckWindow and CheckCoGroup.
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+)
+
+// config is the validated form of a join's options.
+type config struct {
+	bounds       match.Bounds
+	typ          Type
+	emit         Emit
+	lateness     time.Duration
+	maxBuffered  int
+	cleanupEvery time.Duration
+	bucketAbove  int
+	window       *window.Fn
+	layout       *layout // tests and benchmarks only: a forced state layout
+	noCache      bool    // tests and benchmarks only: no bundle cache
+	set          setMask
+}
+
+// rules is the config in the matching core's terms.
+func (c config) rules() match.Rules {
+	return match.Rules{Bounds: c.bounds, Type: c.typ.core(), Emit: c.emit.core(), Lateness: c.lateness}
+}
+
+// setMask records which options were given, so that each transform can
+// reject the ones it does not take.
+type setMask uint16
+
+const (
+	setBounds setMask = 1 << iota
+	setLowerExclusive
+	setUpperExclusive
+	setType
+	setEmit
+	setLateness
+	setMaxBuffered
+	setCleanupEvery
+	setWindow
+	setHotKeyBuckets
+	setTestOnly
+)
+
+var optionNames = []struct {
+	bit  setMask
+	name string
+}{
+	{setBounds, "Between"},
+	{setLowerExclusive, "LowerExclusive"},
+	{setUpperExclusive, "UpperExclusive"},
+	{setType, "a join type"},
+	{setEmit, "an emission mode"},
+	{setLateness, "AllowedLateness"},
+	{setMaxBuffered, "MaxBufferedPerKey"},
+	{setCleanupEvery, "CleanupEvery"},
+	{setWindow, "WindowInto"},
+	{setHotKeyBuckets, "HotKeyBuckets"},
+	{setTestOnly, "a test-only option"},
+}
+
+// The options each transform takes.
+const (
+	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setTestOnly
+	windowOptions  = setType | setWindow
+	coGroupOptions = setWindow
+)
+
+// CheckInterval reports what TryInterval would reject in opts, without
+// building anything: a pipeline can validate its configuration before it
+// builds. Only the inputs are left to check.
+func CheckInterval(opts ...Option) error {
+	_, err := intervalConfig(opts)
+	return err
+}
+
+// CheckWindow reports what TryWindow would reject in opts, without
+// building anything.
+func CheckWindow(opts ...Option) error {
+	_, err := windowedConfig("join.Window", windowOptions, opts)
+	return err
+}
+
+// CheckCoGroup reports what TryCoGroup would reject in opts, without
+// building anything.
+func CheckCoGroup(opts ...Option) error {
+	_, err := windowedConfig("join.CoGroup", coGroupOptions, opts)
+	return err
+}
+
+// newConfig applies opts over the defaults and rejects options that the
+// transform named op does not take (everything outside allowed), and
+// values that no transform takes.
+func newConfig(op string, allowed setMask, opts []Option) (config, error) {
+	c := config{cleanupEvery: time.Second}
+	for i, o := range opts {
+		if o == nil {
+			return c, fmt.Errorf("beamjoin: %s: option %d is nil", op, i)
+		}
+		o.apply(&c)
+	}
+	for _, n := range optionNames {
+		if c.set&n.bit != 0 && allowed&n.bit == 0 {
+			return c, fmt.Errorf("beamjoin: %s does not take %s", op, n.name)
+		}
+	}
+	switch {
+	case !typeWords.valid(uint8(c.typ)):
+		return c, fmt.Errorf("beamjoin: %s: unknown join type %v", op, c.typ)
+	case !emitWords.valid(uint8(c.emit)):
+		return c, fmt.Errorf("beamjoin: %s: unknown emission mode %v", op, c.emit)
+	case c.maxBuffered < 0:
+		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) is negative", op, c.maxBuffered)
+	case c.bucketAbove < 0:
+		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
+	case c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0:
+		return c, fmt.Errorf("beamjoin: %s: CleanupEvery(%v) must be a positive whole number of milliseconds", op, c.cleanupEvery)
+	}
+	return c, nil
+}
+
+// intervalConfig is Interval's config: bounds are required, and the
+// matching core checks that they and the lateness can be met.
+func intervalConfig(opts []Option) (config, error) {
+	c, err := newConfig("join.Interval", intervalOptions, opts)
+	if err != nil {
+		return c, err
+	}
+	if c.set&setBounds == 0 {
+		return c, fmt.Errorf("beamjoin: join.Interval needs bounds: add join.Between(lower, upper)")
+	}
+	return c, c.rules().Validate()
+}
+
+// windowedConfig is the config of CoGroup and Window (named op): a window
+// given with WindowInto must be one that can assign event times.
+func windowedConfig(op string, allowed setMask, opts []Option) (config, error) {
+	c, err := newConfig(op, allowed, opts)
+	if err != nil || c.set&setWindow == 0 {
+		return c, err
+	}
+	if c.window == nil {
+		return c, fmt.Errorf("beamjoin: %s: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)", op)
+	}
+	if err := checkWindowFn(c.window); err != nil {
+		return c, fmt.Errorf("beamjoin: %s: WindowInto(%s): %w", op, windowFnName(c.window), err)
+	}
+	return c, nil
+}
+
+// checkWindowFn reports a window length that is not positive or is finer
+// than event time.
+func checkWindowFn(fn *window.Fn) error {
+	type length struct {
+		name string
+		d    time.Duration
+	}
+	var lengths []length
+	switch fn.Kind {
+	case window.FixedWindows:
+		lengths = []length{{"size", fn.Size}}
+	case window.SlidingWindows:
+		lengths = []length{{"period", fn.Period}, {"size", fn.Size}}
+	case window.Sessions:
+		lengths = []length{{"gap", fn.Gap}}
+	}
+	for _, l := range lengths {
+		if l.d <= 0 {
+			return fmt.Errorf("the %s %v is not positive", l.name, l.d)
+		}
+		if l.d%time.Millisecond != 0 {
+			return fmt.Errorf("the %s %v is finer than a millisecond, the precision of event time", l.name, l.d)
+		}
+	}
+	return nil
+}
+
+// windowFnName writes fn as the call that makes it.
+func windowFnName(fn *window.Fn) string {
+	switch fn.Kind {
+	case window.GlobalWindows:
+		return "window.NewGlobalWindows()"
+	case window.FixedWindows:
+		return fmt.Sprintf("window.NewFixedWindows(%v)", fn.Size)
+	case window.SlidingWindows:
+		return fmt.Sprintf("window.NewSlidingWindows(%v, %v)", fn.Period, fn.Size)
+	case window.Sessions:
+		return fmt.Sprintf("window.NewSessions(%v)", fn.Gap)
+	}
+	return fn.String()
+}

@@ -1,0 +1,160 @@
+package join
+
+// This file holds how the transforms build the author's record types
+// (Result, LateElement, WindowResult, Group, Tagged) by reflection, since
+// their DoFns cannot be generic and be registered: the interval join's
+// decoding DoFns, resultFn and lateFn, and the field helpers that Window,
+// CoGroup and Connect use too.
+
+import (
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
+)
+
+func init() {
+	register.DoFn4x1[beam.EventTime, beam.X, record, func(beam.Y), error](&resultFn{})
+	register.DoFn4x1[beam.EventTime, beam.X, encoded, func(beam.Y), error](&lateFn{})
+	register.Emitter1[beam.Y]()
+}
+
+// resultFn decodes records into the author's Result[K,L,R]. It is not
+// generic, so it can be registered in init; the result type travels as a
+// field and values are built by reflection.
+type resultFn struct {
+	Out         beam.EncodedType
+	Left, Right coders.Element
+
+	kind, key, left, right, leftTime, rightTime, time int
+}
+
+// fieldIndexes sets each *int to the index of the field of t it is named
+// after.
+func fieldIndexes(t reflect.Type, fields map[string]*int) error {
+	for name, p := range fields {
+		fl, ok := t.FieldByName(name)
+		if !ok {
+			return fmt.Errorf("beamjoin: %v has no field %s", t, name)
+		}
+		*p = fl.Index[0]
+	}
+	return nil
+}
+
+func (f *resultFn) Setup() error {
+	return setupDecoding(f.Out.T, map[string]*int{"Kind": &f.kind, "Key": &f.key, "Left": &f.left, "Right": &f.right,
+		"LeftTime": &f.leftTime, "RightTime": &f.rightTime, "Time": &f.time}, &f.Left, &f.Right)
+}
+
+// setupDecoding is the Setup of the decoding DoFns: it sets each *int to
+// the index of the field of t it is named after, and sets up the value
+// coders of both sides.
+func setupDecoding(t reflect.Type, fields map[string]*int, left, right *coders.Element) error {
+	if err := fieldIndexes(t, fields); err != nil {
+		return err
+	}
+	if err := left.Setup(); err != nil {
+		return err
+	}
+	return right.Setup()
+}
+
+func (f *resultFn) ProcessElement(et beam.EventTime, key beam.X, r record, emit func(beam.Y)) error {
+	v := reflect.New(f.Out.T).Elem()
+	v.Field(f.kind).Set(reflect.ValueOf(r.Kind))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	if r.HasLeft {
+		if err := setDecoded(v.Field(f.left), &f.Left, r.Left); err != nil {
+			return err
+		}
+		v.Field(f.leftTime).Set(reflect.ValueOf(time.UnixMilli(r.LeftTime).UTC()))
+	}
+	if r.HasRight {
+		if err := setDecoded(v.Field(f.right), &f.Right, r.Right); err != nil {
+			return err
+		}
+		v.Field(f.rightTime).Set(reflect.ValueOf(time.UnixMilli(r.RightTime).UTC()))
+	}
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	emit(v.Interface())
+	return nil
+}
+
+// setDecoded decodes b into a new value and stores its address in ptr, a
+// field of type *T.
+func setDecoded(ptr reflect.Value, c *coders.Element, b []byte) error {
+	x, err := c.Decode(b)
+	if err != nil {
+		return err
+	}
+	p := reflect.New(ptr.Type().Elem())
+	p.Elem().Set(reflect.ValueOf(x))
+	ptr.Set(p)
+	return nil
+}
+
+// lateFn decodes late elements into the author's LateElement[K,L,R].
+type lateFn struct {
+	Out         beam.EncodedType
+	Left, Right coders.Element
+
+	side, key, time, left, right int
+}
+
+func (f *lateFn) Setup() error {
+	return setupDecoding(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Left": &f.left, "Right": &f.right},
+		&f.Left, &f.Right)
+}
+
+func (f *lateFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.Y)) error {
+	v := reflect.New(f.Out.T).Elem()
+	side := Side(in.Side)
+	v.Field(f.side).Set(reflect.ValueOf(side))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	field, c := f.left, &f.Left
+	if side == Right {
+		field, c = f.right, &f.Right
+	}
+	if err := setDecoded(v.Field(field), c, in.Value); err != nil {
+		return err
+	}
+	emit(v.Interface())
+	return nil
+}
+
+// sideField names the field that holds a side's value in Tagged, Group and
+// WindowResult.
+var sideField = [2]string{Left: "Left", Right: "Right"}
+
+// fieldIndex returns the index of the named field of struct type t. The
+// types are this package's own, so a missing field is a bug here.
+func fieldIndex(t reflect.Type, name string) int {
+	sf, ok := t.FieldByName(name)
+	if !ok || len(sf.Index) != 1 {
+		panic(fmt.Sprintf("beamjoin: %v has no field %s", t, name))
+	}
+	return sf.Index[0]
+}
+
+// setPointer sets dst, a field of type *V, to point to a copy of v, a V.
+func setPointer(dst reflect.Value, v any) {
+	p := reflect.New(dst.Type().Elem())
+	if v != nil { // a nil interface or pointer V stays the zero V
+		p.Elem().Set(reflect.ValueOf(v))
+	}
+	dst.Set(p)
+}
+
+// valueOf returns v as a reflect.Value of type t; a nil v (a nil pointer or
+// interface value) is t's zero value.
+func valueOf(v any, t reflect.Type) reflect.Value {
+	if v == nil {
+		return reflect.Zero(t)
+	}
+	return reflect.ValueOf(v)
+}

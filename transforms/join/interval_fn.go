@@ -1,0 +1,266 @@
+package join
+
+// This file holds the interval join's DoFns: encodeFn, which tags and
+// encodes each side's values, and the stateful DoFn of each state layout,
+// whose logic is the joiner's process (an arriving element) and cleanup
+// (a timer firing). The joiner only moves data between state, the timer
+// and the matching core, which decides everything.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
+)
+
+func init() {
+	register.DoFn3x1[beam.X, beam.Y, func(beam.X, encoded), error](&encodeFn{})
+	register.Emitter2[beam.X, encoded]()
+	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&intervalFn{})
+	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&bucketedIntervalFn{})
+	register.Emitter3[beam.EventTime, beam.X, record]()
+	register.Emitter3[beam.EventTime, beam.X, encoded]()
+}
+
+// encoded is a value tagged with its side and encoded with its input's coder.
+type encoded struct {
+	Side  uint8
+	Value []byte
+}
+
+// encodeFn tags one side's values and encodes them.
+type encodeFn struct {
+	Side  Side
+	Value coders.Element
+}
+
+func (f *encodeFn) Setup() error { return f.Value.Setup() }
+
+func (f *encodeFn) ProcessElement(k beam.X, v beam.Y, emit func(beam.X, encoded)) error {
+	b, err := f.Value.Encode(v)
+	if err != nil {
+		return err
+	}
+	emit(k, encoded{Side: uint8(f.Side), Value: b})
+	return nil
+}
+
+// record is a join record before its values are decoded.
+type record struct {
+	Kind                Kind
+	HasLeft, HasRight   bool
+	LeftTime, RightTime int64
+	Left, Right         []byte
+}
+
+// intervalDoFn is what the stateful DoFns of both layouts share: the
+// joiner, and the methods that touch no state.
+type intervalDoFn struct {
+	Join joiner
+}
+
+func (f *intervalDoFn) Setup() error { return f.Join.Key.Setup() }
+
+// StartBundle and FinishBundle drop the bundle's cache of key states. (The
+// SDK requires them to declare ProcessElement's emitters.)
+func (f *intervalDoFn) StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+	f.Join.forget()
+}
+
+func (f *intervalDoFn) FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+	f.Join.forget()
+}
+
+// intervalFn is the interval join's stateful DoFn in the bag layout: a
+// key's whole buffer lives in Buffer. It only moves data between state, the
+// timer and the matching core; see joiner.
+type intervalFn struct {
+	intervalDoFn
+	Buffer  state.Bag[[]byte]
+	Cleanup timers.EventTime
+}
+
+func (f *intervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
+}
+
+func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
+	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, key, emit)
+}
+
+// bucketedIntervalFn is the interval join's stateful DoFn when hot keys may
+// move their buffers into time buckets (HotKeyBuckets): intervalFn plus a
+// state.Map of buckets. It is a type of its own so that a join without the
+// option declares no map state, which not every runner supports.
+type bucketedIntervalFn struct {
+	intervalDoFn
+	Buffer  state.Bag[[]byte]
+	Buckets state.Map[int64, []byte]
+	Cleanup timers.EventTime
+}
+
+func (f *bucketedIntervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
+}
+
+func (f *bucketedIntervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
+	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, key, emit)
+}
+
+// joiner is the interval join's logic, shared by the DoFns of both layouts:
+// its exported fields are the join's configuration, the rest is the
+// instance's cache of the keys seen in the current bundle. State access
+// goes through interval_state.go.
+type joiner struct {
+	Rules        match.Rules
+	MaxBuffered  int
+	CleanupEvery int64
+	// Key encodes keys, to name them in the bundle cache.
+	Key coders.Element
+	// NoCache turns the bundle cache off (benchmarks measure it).
+	NoCache bool
+	// BucketAbove and LogLimit place a key's buffer in the bucketed layout
+	// (bucketedIntervalFn only); see layoutOf.
+	BucketAbove, LogLimit int
+
+	keys map[cacheKey]*keyState
+}
+
+// process joins an arriving element and buffers it.
+func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	ks, err := j.load(st, w, key)
+	if err != nil {
+		return err
+	}
+	side := match.Side(in.Side)
+	counters.in[side].Inc(ctx, 1)
+	before := ks.timer
+	if !before.set {
+		counters.keysWithState.Inc(ctx, 1)
+	}
+	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
+	if err := j.loadPartners(st, ks, e); err != nil {
+		return err
+	}
+	a := ks.b.Add(j.Rules, e)
+	if a.Late {
+		counters.fate[side][match.Late].Inc(ctx, 1)
+		emitLate(et, key, in)
+		return nil
+	}
+	for _, x := range a.Retracted {
+		emit(beam.EventTime(x.Time), key, single(KindRetract, x))
+		counters.retractions.Inc(ctx, 1)
+	}
+	for _, x := range a.Partners {
+		l, r := e, x
+		if side == match.Right {
+			l, r = x, e
+		}
+		emit(beam.EventTime(max(l.Time, r.Time)), key, record{
+			Kind: KindPair, HasLeft: true, HasRight: true,
+			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
+		})
+	}
+	counters.pairs.Inc(ctx, int64(len(a.Partners)))
+	if a.Unmatched {
+		emit(et, key, single(KindUnmatched, e))
+		counters.unmatchedOut[side].Inc(ctx, 1)
+	}
+
+	counters.buffered.Inc(ctx, 1)
+	ks.inBag++ // until stored elsewhere below
+	switch {
+	case j.MaxBuffered > 0 && ks.len() > j.MaxBuffered:
+		removed, err := j.evict(st, ks, ks.len()-j.MaxBuffered)
+		if err != nil {
+			return err
+		}
+		for _, x := range removed {
+			j.remove(ctx, key, x, true, emit)
+		}
+		if err := j.store(st, ks, false); err != nil {
+			return err
+		}
+	case j.mustFlush(st, ks):
+		if err := j.store(st, ks, true); err != nil {
+			return err
+		}
+	default:
+		e.Matched = len(a.Partners) > 0
+		if err := st.buffer.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
+			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
+		}
+	}
+	counters.bufferedPerKey.Update(ctx, int64(ks.len()))
+	ks.timer = j.timerFor(ks)
+	j.moveTimer(st, before, ks.timer)
+	return nil
+}
+
+// remove accounts for an element leaving the buffer, emitting it as
+// unmatched if the emission mode says so.
+func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
+	if j.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
+		emit(beam.EventTime(x.Time), key, single(KindUnmatched, x))
+		counters.unmatchedOut[x.Side].Inc(ctx, 1)
+	}
+	counters.fate[x.Side][j.Rules.FateOf(x.Side, x.Matched, evicted)].Inc(ctx, 1)
+	counters.buffered.Inc(ctx, -1)
+}
+
+// single is an unmatched or retract record for x.
+func single(kind Kind, x match.Entry[[]byte]) record {
+	if x.Side == match.Left {
+		return record{Kind: kind, HasLeft: true, LeftTime: x.Time, Left: x.Value}
+	}
+	return record{Kind: kind, HasRight: true, RightTime: x.Time, Right: x.Value}
+}
+
+// cleanup is the timer's firing: remove what has expired, or forget a key
+// that holds only progress.
+func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, emit func(beam.EventTime, beam.X, record)) error {
+	ks, err := j.load(st, w, key)
+	if err != nil {
+		return err
+	}
+	t, ok := firing(ks)
+	if !ok {
+		return nil
+	}
+	if ks.len() == 0 {
+		// Only progress is left, and its time is up.
+		if err := st.buffer.Clear(st.sp); err != nil {
+			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
+		}
+		ks.forgotten()
+		counters.keysWithState.Inc(ctx, -1)
+		return nil
+	}
+	if err := j.loadExpiring(st, ks, t.fire); err != nil {
+		return err
+	}
+	for _, x := range ks.b.Expire(j.Rules, t.fire) {
+		j.remove(ctx, key, x, false, emit)
+	}
+	if err := j.store(st, ks, false); err != nil {
+		return err
+	}
+	// The timer that fired is gone: nothing to move it from.
+	ks.timer = j.timerFor(ks)
+	j.moveTimer(st, timer{}, ks.timer)
+	return nil
+}

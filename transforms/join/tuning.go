@@ -1,0 +1,58 @@
+package join
+
+// This file holds the interval join's tuning options. They trade what a
+// join costs (state calls, memory, the delay of EmitFinal's records)
+// against what it keeps; none changes which elements match. The defaults
+// suit most pipelines; README.md's Performance section has the figures.
+
+import "time"
+
+// CleanupEvery sets how finely the interval join's cleanup timers are
+// placed: each fires at its expiry rounded up to a multiple of d, so one
+// firing clears every element that expired in that span. Coarser means fewer
+// timer firings (each a state read and rewrite) at the cost of buffering
+// elements, and delaying EmitFinal's unmatched records, up to d longer.
+// The default is one second; one millisecond makes cleanup exact.
+func CleanupEvery(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.cleanupEvery = d; c.set |= setCleanupEvery })
+}
+
+// HotKeyBuckets lets the interval join move the buffer of a key that holds
+// more than n elements out of its bag and into time buckets of a
+// state.Map, so that an arrival reads the few buckets its partners can be
+// in rather than the key's whole buffer (see the package documentation's
+// section on state). It declares map state, which Prism supports but not
+// every runner does.
+func HotKeyBuckets(n int) Option {
+	return optionFunc(func(c *config) { c.bucketAbove = n; c.set |= setHotKeyBuckets })
+}
+
+// MaxBufferedPerKey caps the elements a key buffers on both sides together.
+// Beyond it the oldest by timestamp (on a tie, left first) are evicted and
+// counted as evicted. Under EmitFinal an evicted outer element that never
+// matched is emitted as unmatched then; under EmitImmediate and EmitRetract
+// it was reported unmatched when it arrived, and that record stands. Pairs
+// an evicted element would still have made are lost: that is the price of
+// the cap. Zero (the default) means no cap.
+func MaxBufferedPerKey(n int) Option {
+	return optionFunc(func(c *config) { c.maxBuffered = n; c.set |= setMaxBuffered })
+}
+
+// layout forces the interval join's state layout, for tests and benchmarks
+// (export_test.go): bucketed or not, whatever HotKeyBuckets says, with the
+// thresholds of the bucketed layout.
+type layout struct {
+	bucketed              bool
+	bucketAbove, logLimit int
+}
+
+// withLayout forces the interval join's state layout.
+func withLayout(l layout) Option {
+	return optionFunc(func(c *config) { c.layout = &l; c.set |= setTestOnly })
+}
+
+// withoutBundleCache turns the interval join's per-bundle cache of key
+// states off, for tests and benchmarks (export_test.go).
+func withoutBundleCache() Option {
+	return optionFunc(func(c *config) { c.noCache = true; c.set |= setTestOnly })
+}
