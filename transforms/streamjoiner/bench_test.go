@@ -5,6 +5,7 @@ package streamjoiner
 
 import (
 	"fmt"
+	"github.com/beamjoin/beamjoin/transforms/join"
 	"testing"
 	"time"
 )
@@ -31,7 +32,7 @@ func newBenchStream(keys, perKey int) *benchStream {
 }
 
 func (s *benchStream) config() Config[ev, ev, string] {
-	cfg := config(Inner, OfSize(benchSpacing*time.Millisecond))
+	cfg := config(join.Inner, OfSize(benchSpacing*time.Millisecond))
 	cfg.MaxStateSize = s.keys * s.perKey
 	cfg.StateRetention = 1000 * time.Hour
 	return cfg

@@ -4,26 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/beamjoin/beamjoin/transforms/internal/match"
-)
-
-// Type is a join type: which sides emit their elements that have no
-// partner. It is the matching core's type, so the StreamJoiner and the Beam
-// interval join cannot disagree about it.
-type Type = match.Type
-
-// The join types. The zero Type is Inner.
-const (
-	// Inner emits pairs only.
-	Inner = match.Inner
-	// LeftOuter also emits each left element that arrives with no partner
-	// buffered, paired with a nil right.
-	LeftOuter = match.LeftOuter
-	// RightOuter also emits each right element that arrives with no partner
-	// buffered, paired with a nil left.
-	RightOuter = match.RightOuter
-	// FullOuter emits unmatched elements of both sides.
-	FullOuter = match.FullOuter
+	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
 // The defaults that a zero MaxStateSize or StateRetention stands for.
@@ -34,18 +15,20 @@ const (
 	DefaultStateRetention = time.Hour
 )
 
-// Config says how a StreamJoiner joins: the join type, the window, how to
+// Config says how a StreamJoiner joins: the join type, the bounds, how to
 // read keys and timestamps, and how much it may buffer.
 //
-// Window, LeftKey and RightKey are required. Every other field has a
-// useful zero value: Type's is Inner, nil timestamp extractors stamp
+// Bounds, LeftKey and RightKey are required. Every other field has a
+// useful zero value: Type's is join.Inner, nil timestamp extractors stamp
 // elements with the Clock at arrival, a nil Clock is time.Now, and a zero
 // MaxStateSize or StateRetention means its default.
 type Config[L, R any, K comparable] struct {
-	// Type is the join type; the zero value is Inner.
-	Type Type
-	// Window is the time range in which elements match (see JoinWindow).
-	Window JoinWindow
+	// Type is the join type, in package join's words: join.Inner (the zero
+	// value), join.LeftOuter, join.RightOuter or join.FullOuter. Outer
+	// types emit an element with no partner as soon as it arrives.
+	Type join.Type
+	// Bounds is the time range in which elements match.
+	Bounds Bounds
 
 	// LeftKey and RightKey read the join key of an element. A nil key (a
 	// nil pointer, or a nil in an interface K) or the empty string is no
@@ -72,28 +55,28 @@ type Config[L, R any, K comparable] struct {
 	// the largest timestamp seen so far on either side, not from the clock:
 	// after each element, everything older than that timestamp minus
 	// StateRetention is dropped and emits nothing. It must be at least the
-	// window's Span. Zero means DefaultStateRetention.
+	// Span of the Bounds. Zero means DefaultStateRetention.
 	StateRetention time.Duration
 }
 
 // InnerJoin returns the configuration of an inner join on the given keys
-// and window, with every other field at its default.
-func InnerJoin[L, R any, K comparable](leftKey func(L) K, rightKey func(R) K, window JoinWindow) Config[L, R, K] {
-	return Config[L, R, K]{Type: Inner, Window: window, LeftKey: leftKey, RightKey: rightKey}
+// and bounds, with every other field at its default.
+func InnerJoin[L, R any, K comparable](leftKey func(L) K, rightKey func(R) K, bounds Bounds) Config[L, R, K] {
+	return Config[L, R, K]{Type: join.Inner, Bounds: bounds, LeftKey: leftKey, RightKey: rightKey}
 }
 
 // LeftJoin returns the configuration of a left outer join on the given keys
-// and window, with every other field at its default.
-func LeftJoin[L, R any, K comparable](leftKey func(L) K, rightKey func(R) K, window JoinWindow) Config[L, R, K] {
-	return Config[L, R, K]{Type: LeftOuter, Window: window, LeftKey: leftKey, RightKey: rightKey}
+// and bounds, with every other field at its default.
+func LeftJoin[L, R any, K comparable](leftKey func(L) K, rightKey func(R) K, bounds Bounds) Config[L, R, K] {
+	return Config[L, R, K]{Type: join.LeftOuter, Bounds: bounds, LeftKey: leftKey, RightKey: rightKey}
 }
 
 // withDefaults validates c and returns it with its defaults filled in.
 func (c Config[L, R, K]) withDefaults() (Config[L, R, K], error) {
-	if c.Type > FullOuter {
+	if c.Type > join.FullOuter {
 		return c, fmt.Errorf("beamjoin: unknown join type %v", c.Type)
 	}
-	if err := c.Window.validate(); err != nil {
+	if err := c.Bounds.validate(); err != nil {
 		return c, err
 	}
 	if c.LeftKey == nil {
@@ -117,8 +100,8 @@ func (c Config[L, R, K]) withDefaults() (Config[L, R, K], error) {
 	if c.StateRetention%time.Millisecond != 0 {
 		return c, fmt.Errorf("beamjoin: state retention %v must be whole milliseconds, the precision of timestamps", c.StateRetention)
 	}
-	if span := c.Window.Span(); c.StateRetention < span {
-		return c, fmt.Errorf("beamjoin: state retention %v is shorter than the span %v of %v: elements still inside the window would be dropped", c.StateRetention, span, c.Window)
+	if span := c.Bounds.Span(); c.StateRetention < span {
+		return c, fmt.Errorf("beamjoin: state retention %v is shorter than the span %v of %v: elements still inside the bounds would be dropped", c.StateRetention, span, c.Bounds)
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now

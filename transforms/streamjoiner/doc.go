@@ -1,8 +1,11 @@
 // Package streamjoiner joins two streams in memory, element by element, by
-// key and time window: a plain-Go StreamJoiner for tests and single-process
-// programs, with no Beam in it. It decides matches with the same core
-// (package match) as beamjoin's Beam interval join, so the two agree on
-// which elements pair.
+// key and time bounds: a plain-Go StreamJoiner for tests and single-process
+// programs, which runs no Beam pipeline. It decides matches with the same
+// matching core as beamjoin's Beam interval join, so the two agree on which
+// elements pair, and it speaks the join's words: its join types are
+// join.Type values (join.Inner, join.LeftOuter, …) and the sides it names
+// are join.Side values. (Importing package join for them brings the Beam SDK
+// into the build.)
 //
 // # Joining
 //
@@ -27,15 +30,15 @@
 // # Matching
 //
 // A left element l and a right element r match iff their keys are equal and
-// r's timestamp lies in the JoinWindow around l's:
+// r's timestamp lies in the Bounds around l's:
 //
 //	ts(l) - Before <= ts(r) <= ts(l) + After
 //
 // The left element is always the reference, whichever arrives first, so
 // the pairs produced depend only on which elements have been fed, not on
 // their order (as long as neither was dropped in between, see below). In
-// the matching core's terms the window is the bounds [-Before, +After]
-// (JoinWindow.Bounds).
+// the Beam interval join's terms the bounds are
+// join.Between(-Before, +After).
 //
 // Timestamps are milliseconds since the Unix epoch, read by the LeftTime
 // and RightTime functions of the Config. A side without one is stamped with
@@ -48,7 +51,7 @@
 // emit an element of their outer side(s) alone, with a nil partner, and do
 // so immediately: when it arrives and no partner is buffered. There is no
 // waiting and no retraction. If a partner arrives later, still inside the
-// window, the pair is emitted as a further record, so downstream sees the
+// bounds, the pair is emitted as a further record, so downstream sees the
 // element first unmatched and then matched and must tolerate or
 // deduplicate that. (The Beam interval join's EmitFinal and EmitRetract
 // modes avoid it; they need event time, which a StreamJoiner does not
@@ -66,7 +69,7 @@
 //     largest timestamp seen so far minus the retention. The reference is
 //     the data, not the clock, so a StreamJoiner replays historical
 //     timestamps the same way at any time. The retention must be at least
-//     the window's Span, so that no element a newly arrived one could match
+//     the Span of the Bounds, so that no element a newly arrived one could match
 //     has been dropped.
 //
 // An element that arrives older than the retention still joins whatever is

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/beamjoin/beamjoin/transforms/streamjoiner"
 )
 
@@ -55,8 +56,8 @@ type EnrichedOrder struct {
 func Example_orderUser() {
 	joiner, err := streamjoiner.New(
 		streamjoiner.Config[Order, User, string]{
-			Type:           streamjoiner.Inner,
-			Window:         streamjoiner.OfSize(10 * time.Second),
+			Type:           join.Inner,
+			Bounds:         streamjoiner.OfSize(10 * time.Second),
 			LeftKey:        func(o Order) string { return o.UserID },
 			RightKey:       func(u User) string { return u.ID },
 			LeftTime:       func(o Order) int64 { return o.At },
@@ -92,8 +93,8 @@ func Example_orderUser() {
 func Example_fullOuter() {
 	joiner, err := streamjoiner.New(
 		streamjoiner.Config[string, int, string]{
-			Type:      streamjoiner.FullOuter,
-			Window:    streamjoiner.OfSize(time.Minute),
+			Type:      join.FullOuter,
+			Bounds:    streamjoiner.OfSize(time.Minute),
 			LeftKey:   func(s string) string { return s },
 			RightKey:  strconv.Itoa,
 			LeftTime:  func(string) int64 { return 0 },
@@ -132,8 +133,8 @@ func ExampleJoinedElement() {
 	at := func(s string) int64 { n, _ := strconv.Atoi(s[1:]); return int64(n) }
 	joiner, err := streamjoiner.New(
 		streamjoiner.Config[string, string, byte]{
-			Type:      streamjoiner.LeftOuter,
-			Window:    streamjoiner.AfterOnly(5 * time.Millisecond),
+			Type:      join.LeftOuter,
+			Bounds:    streamjoiner.AfterOnly(5 * time.Millisecond),
 			LeftKey:   func(s string) byte { return s[0] },
 			RightKey:  func(s string) byte { return s[0] },
 			LeftTime:  at,
@@ -157,11 +158,11 @@ func ExampleJoinedElement() {
 	// a10 a13 true 13
 }
 
-func ExampleJoinWindow_Contains() {
-	w := streamjoiner.Of(5*time.Second, 10*time.Second)
-	fmt.Println(w.Contains(100_000, 95_000), w.Contains(100_000, 94_999), w.Contains(100_000, 110_000))
-	fmt.Println(w.Bounds())
+func ExampleBounds_Contains() {
+	b := streamjoiner.Of(5*time.Second, 10*time.Second)
+	fmt.Println(b.Contains(100_000, 95_000), b.Contains(100_000, 94_999), b.Contains(100_000, 110_000))
+	fmt.Println(b)
 	// Output:
 	// true false true
-	// [-5s, 10s]
+	// Bounds(before=5s, after=10s)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
 // ErrEmptyKey is what errors.Is finds in the error of a ProcessLeft or
@@ -15,7 +16,7 @@ import (
 var ErrEmptyKey = errors.New("beamjoin: key selector returned an empty key")
 
 // emptyKeyError names the side whose key selector returned no key.
-type emptyKeyError struct{ side match.Side }
+type emptyKeyError struct{ side join.Side }
 
 func (e *emptyKeyError) Error() string {
 	return fmt.Sprintf("beamjoin: %v key selector returned an empty key", e.side)
@@ -23,7 +24,7 @@ func (e *emptyKeyError) Error() string {
 
 func (e *emptyKeyError) Is(target error) bool { return target == ErrEmptyKey }
 
-var emptyKey = [2]error{match.Left: &emptyKeyError{match.Left}, match.Right: &emptyKeyError{match.Right}}
+var emptyKey = [2]error{join.Left: &emptyKeyError{join.Left}, join.Right: &emptyKeyError{join.Right}}
 
 // StreamJoiner joins two streams fed to it one element at a time, in
 // memory: each element is matched against the other side's buffered
@@ -36,6 +37,7 @@ var emptyKey = [2]error{match.Left: &emptyKeyError{match.Left}, match.Right: &em
 type StreamJoiner[L, R any, K comparable, O any] struct {
 	cfg       Config[L, R, K]
 	fn        JoinFunc[L, R, O]
+	sides     [2]reader[L, R, K]
 	rules     match.Rules
 	retention int64 // StateRetention in milliseconds
 	// keyIsInterface: a K that is an interface type can hold a nil pointer
@@ -58,6 +60,27 @@ type value[L, R any] struct {
 	right *R
 }
 
+// reader reads the key and the timestamp of one side's elements, with that
+// side's functions from the Config: all that tells the sides apart.
+type reader[L, R any, K comparable] struct {
+	key  func(value[L, R]) K
+	time func(value[L, R]) int64 // nil: stamp with the clock
+}
+
+// readers returns the readers of the two sides.
+func readers[L, R any, K comparable](cfg Config[L, R, K]) [2]reader[L, R, K] {
+	var rs [2]reader[L, R, K]
+	rs[match.Left].key = func(v value[L, R]) K { return cfg.LeftKey(*v.left) }
+	rs[match.Right].key = func(v value[L, R]) K { return cfg.RightKey(*v.right) }
+	if cfg.LeftTime != nil {
+		rs[match.Left].time = func(v value[L, R]) int64 { return cfg.LeftTime(*v.left) }
+	}
+	if cfg.RightTime != nil {
+		rs[match.Right].time = func(v value[L, R]) int64 { return cfg.RightTime(*v.right) }
+	}
+	return rs
+}
+
 // New validates cfg, fills in its defaults and returns a joiner that joins
 // with fn. The errors name the field at fault.
 func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O]) (*StreamJoiner[L, R, K, O], error) {
@@ -71,7 +94,8 @@ func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O
 	return &StreamJoiner[L, R, K, O]{
 		cfg:            cfg,
 		fn:             fn,
-		rules:          match.Rules{Bounds: cfg.Window.Bounds(), Type: cfg.Type, Emit: match.Immediate},
+		sides:          readers(cfg),
+		rules:          match.Rules{Bounds: cfg.Bounds.core(), Type: match.Type(cfg.Type), Emit: match.Immediate},
 		retention:      cfg.StateRetention.Milliseconds(),
 		keyIsInterface: reflect.TypeFor[K]().Kind() == reflect.Interface,
 		zeroKeyIsEmpty: emptyValue(reflect.Zero(reflect.TypeFor[K]())),
@@ -90,19 +114,7 @@ func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O
 // the records made before the failure and the error wrapped; the element
 // stays buffered.
 func (j *StreamJoiner[L, R, K, O]) ProcessLeft(l L) ([]O, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	k := j.cfg.LeftKey(l)
-	if err := j.checkKey(match.Left, k); err != nil {
-		return nil, err
-	}
-	var ts int64
-	if j.cfg.LeftTime != nil {
-		ts = j.cfg.LeftTime(l)
-	} else {
-		ts = j.cfg.Clock().UnixMilli()
-	}
-	return j.process(k, match.Entry[value[L, R]]{Side: match.Left, Time: ts, Value: value[L, R]{left: &l}})
+	return j.arrive(match.Left, value[L, R]{left: &l})
 }
 
 // ProcessRight is ProcessLeft mirrored: it joins a right element with the
@@ -110,19 +122,26 @@ func (j *StreamJoiner[L, R, K, O]) ProcessLeft(l L) ([]O, error) {
 // it, and emits it alone if it found none and the join type is RightOuter
 // or FullOuter.
 func (j *StreamJoiner[L, R, K, O]) ProcessRight(r R) ([]O, error) {
+	return j.arrive(match.Right, value[L, R]{right: &r})
+}
+
+// arrive reads the key and timestamp of v, an element of side s, and
+// processes it: ProcessLeft and ProcessRight in one.
+func (j *StreamJoiner[L, R, K, O]) arrive(s match.Side, v value[L, R]) ([]O, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	k := j.cfg.RightKey(r)
-	if err := j.checkKey(match.Right, k); err != nil {
+	read := j.sides[s]
+	k := read.key(v)
+	if err := j.checkKey(s, k); err != nil {
 		return nil, err
 	}
 	var ts int64
-	if j.cfg.RightTime != nil {
-		ts = j.cfg.RightTime(r)
+	if read.time != nil {
+		ts = read.time(v)
 	} else {
 		ts = j.cfg.Clock().UnixMilli()
 	}
-	return j.process(k, match.Entry[value[L, R]]{Side: match.Right, Time: ts, Value: value[L, R]{right: &r}})
+	return j.process(k, match.Entry[value[L, R]]{Side: s, Time: ts, Value: v})
 }
 
 // LeftBufferSize returns the number of left elements buffered, across all
@@ -163,7 +182,7 @@ func (j *StreamJoiner[L, R, K, O]) checkKey(s match.Side, k K) error {
 			return emptyKey[s]
 		}
 		if !v.Comparable() {
-			return fmt.Errorf("beamjoin: %v key selector returned a key of type %v, which is not comparable", s, v.Type())
+			return fmt.Errorf("beamjoin: %v key selector returned a key of type %v, which is not comparable", join.Side(s), v.Type())
 		}
 		return nil
 	}
@@ -214,33 +233,21 @@ func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O
 		return out, err
 	}
 	for i := range arrival.Partners {
-		p := &arrival.Partners[i]
-		var o O
-		var err error
-		if e.Side == match.Left {
-			o, err = j.fn(e.Value.left, p.Value.right)
-		} else {
-			o, err = j.fn(p.Value.left, e.Value.right)
+		l, r := &e, &arrival.Partners[i]
+		if e.Side == match.Right {
+			l, r = r, l
 		}
+		o, err := j.fn(l.Value.left, r.Value.right)
 		if err != nil {
-			lt, rt := e.Time, p.Time
-			if e.Side == match.Right {
-				lt, rt = rt, lt
-			}
-			return fail(fmt.Errorf("beamjoin: join function failed on key %v, left at %d and right at %d: %w", k, lt, rt, err))
+			return fail(fmt.Errorf("beamjoin: join function failed on key %v, left at %d and right at %d: %w", k, l.Time, r.Time, err))
 		}
 		out = append(out, o)
 	}
 	if arrival.Unmatched {
-		var o O
-		var err error
-		if e.Side == match.Left {
-			o, err = j.fn(e.Value.left, nil)
-		} else {
-			o, err = j.fn(nil, e.Value.right)
-		}
+		// Only the field of e's side is set: the other side is nil.
+		o, err := j.fn(e.Value.left, e.Value.right)
 		if err != nil {
-			return fail(fmt.Errorf("beamjoin: join function failed on key %v, unmatched %v at %d: %w", k, e.Side, e.Time, err))
+			return fail(fmt.Errorf("beamjoin: join function failed on key %v, unmatched %v at %d: %w", k, join.Side(e.Side), e.Time, err))
 		}
 		out = append(out, o)
 	}

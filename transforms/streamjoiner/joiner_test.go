@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -48,10 +49,10 @@ func name(l, r *ev) (string, error) {
 	return ln + "+" + rn, nil
 }
 
-func config(ty Type, w JoinWindow) Config[ev, ev, string] {
+func config(ty join.Type, b Bounds) Config[ev, ev, string] {
 	return Config[ev, ev, string]{
 		Type:      ty,
-		Window:    w,
+		Bounds:    b,
 		LeftKey:   func(e ev) string { return e.Key },
 		RightKey:  func(e ev) string { return e.Key },
 		LeftTime:  func(e ev) int64 { return e.At },
@@ -99,10 +100,10 @@ func TestJoinTypes(t *testing.T) {
 	w := Of(5*time.Second, 10*time.Second)
 	tests := []struct {
 		name  string
-		ty    Type
+		ty    join.Type
 		steps []step
 	}{
-		{"inner_emits_pairs_only", Inner, []step{
+		{"inner_emits_pairs_only", join.Inner, []step{
 			L("a", 10*sec, "l1").want([2]int{1, 0}),
 			L("a", 12*sec, "l2").want([2]int{2, 0}),
 			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"), // +10 s inclusive, +8 s
@@ -111,7 +112,7 @@ func TestJoinTypes(t *testing.T) {
 			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"), // -5 s inclusive; l2 is -7 s
 			L("c", 0, "l4").want([2]int{4, 3}),
 		}},
-		{"left_outer_emits_unmatched_left_on_arrival", LeftOuter, []step{
+		{"left_outer_emits_unmatched_left_on_arrival", join.LeftOuter, []step{
 			L("a", 10*sec, "l1").want([2]int{1, 0}, "l1+_"),
 			L("a", 12*sec, "l2").want([2]int{2, 0}, "l2+_"),
 			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"),
@@ -120,7 +121,7 @@ func TestJoinTypes(t *testing.T) {
 			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"),
 			L("c", 0, "l4").want([2]int{4, 3}, "l4+_"),
 		}},
-		{"right_outer_emits_unmatched_right_on_arrival", RightOuter, []step{
+		{"right_outer_emits_unmatched_right_on_arrival", join.RightOuter, []step{
 			L("a", 10*sec, "l1").want([2]int{1, 0}),
 			L("a", 12*sec, "l2").want([2]int{2, 0}),
 			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"),
@@ -129,7 +130,7 @@ func TestJoinTypes(t *testing.T) {
 			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"),
 			L("c", 0, "l4").want([2]int{4, 3}),
 		}},
-		{"full_outer_emits_unmatched_of_both_sides", FullOuter, []step{
+		{"full_outer_emits_unmatched_of_both_sides", join.FullOuter, []step{
 			L("a", 10*sec, "l1").want([2]int{1, 0}, "l1+_"),
 			L("a", 12*sec, "l2").want([2]int{2, 0}, "l2+_"),
 			R("a", 20*sec, "r1").want([2]int{2, 1}, "l1+r1", "l2+r1"),
@@ -138,12 +139,12 @@ func TestJoinTypes(t *testing.T) {
 			R("a", 5*sec, "r3").want([2]int{3, 3}, "l1+r3"),
 			L("c", 0, "l4").want([2]int{4, 3}, "l4+_"),
 		}},
-		{"outer_late_partner_adds_pair_without_retraction", FullOuter, []step{
+		{"outer_late_partner_adds_pair_without_retraction", join.FullOuter, []step{
 			R("a", 10*sec, "r1").want([2]int{0, 1}, "_+r1"),
 			L("a", 10*sec, "l1").want([2]int{1, 1}, "l1+r1"),
 			R("a", 11*sec, "r2").want([2]int{1, 2}, "l1+r2"),
 		}},
-		{"partners_in_timestamp_order_not_arrival_order", Inner, []step{
+		{"partners_in_timestamp_order_not_arrival_order", join.Inner, []step{
 			R("a", 15*sec, "r15").want([2]int{0, 1}),
 			R("a", 6*sec, "r6").want([2]int{0, 2}),
 			R("a", 12*sec, "r12").want([2]int{0, 3}),
@@ -155,12 +156,12 @@ func TestJoinTypes(t *testing.T) {
 	}
 }
 
-func TestJoinWindow(t *testing.T) {
+func TestBounds(t *testing.T) {
 	// Offsets of a right element from a left one, in milliseconds.
 	probes := []int64{-10001, -10000, -5001, -5000, -1, 0, 1, 5000, 5001, 10000, 10001}
 	tests := []struct {
 		name          string
-		window        JoinWindow
+		in            Bounds
 		before, after time.Duration
 		bounds        string
 		span          time.Duration
@@ -187,15 +188,15 @@ func TestJoinWindow(t *testing.T) {
 				Contains, Joins     []int64
 			}
 			want := view{tc.before, tc.after, tc.span, tc.bounds, tc.contains, tc.contains}
-			got := view{Before: tc.window.Before(), After: tc.window.After(), Span: tc.window.Span(), Bounds: tc.window.Bounds().String()}
+			got := view{Before: tc.in.Before(), After: tc.in.After(), Span: tc.in.Span(), Bounds: tc.in.core().String()}
 			const ref = 100 * sec
 			for _, d := range probes {
-				if tc.window.Contains(ref, ref+d) {
+				if tc.in.Contains(ref, ref+d) {
 					got.Contains = append(got.Contains, d)
 				}
 			}
-			// A joiner with the window pairs exactly the offsets it contains.
-			cfg := config(Inner, tc.window)
+			// A joiner with the bounds pairs exactly the offsets it contains.
+			cfg := config(join.Inner, tc.in)
 			cfg.StateRetention = time.Hour
 			j, err := New(cfg, name)
 			if err != nil {
@@ -223,11 +224,11 @@ func TestJoinWindow(t *testing.T) {
 func TestEviction(t *testing.T) {
 	tests := []struct {
 		name  string
-		ty    Type
+		ty    join.Type
 		max   int
 		steps []step
 	}{
-		{"oldest_across_keys_and_sides_goes_first", Inner, 3, []step{
+		{"oldest_across_keys_and_sides_goes_first", join.Inner, 3, []step{
 			L("a", 5*sec, "la").want([2]int{1, 0}),
 			R("b", 2*sec, "rb").want([2]int{1, 1}),
 			L("c", 3*sec, "lc").want([2]int{2, 1}),
@@ -236,18 +237,18 @@ func TestEviction(t *testing.T) {
 			R("c", 3*sec, "probe2").want([2]int{1, 2}, "lc+probe2"),     // lc was kept; now it goes, left first
 			L("c", 3*sec, "probe3").want([2]int{1, 2}, "probe3+probe2"), // probe2 was kept
 		}},
-		{"equal_timestamps_evict_left_first", Inner, 2, []step{
+		{"equal_timestamps_evict_left_first", join.Inner, 2, []step{
 			R("a", 3*sec, "r").want([2]int{0, 1}),
 			L("b", 3*sec, "l").want([2]int{1, 1}),
 			R("c", 4*sec, "r4").want([2]int{0, 2}),               // l goes, r stays
 			L("a", 3*sec, "probe").want([2]int{0, 2}, "probe+r"), // r was kept; the probe is now the oldest left
 		}},
-		{"a_new_element_older_than_all_joins_then_goes", Inner, 2, []step{
+		{"a_new_element_older_than_all_joins_then_goes", join.Inner, 2, []step{
 			L("a", 10*sec, "l10").want([2]int{1, 0}),
 			L("a", 11*sec, "l11").want([2]int{2, 0}),
 			R("a", 8*sec, "r8").want([2]int{2, 0}, "l10+r8", "l11+r8"),
 		}},
-		{"eviction_emits_nothing_even_for_outer_joins", FullOuter, 1, []step{
+		{"eviction_emits_nothing_even_for_outer_joins", join.FullOuter, 1, []step{
 			L("a", 1*sec, "l1").want([2]int{1, 0}, "l1+_"),
 			R("b", 2*sec, "r2").want([2]int{0, 1}, "_+r2"),
 			L("c", 3*sec, "l3").want([2]int{1, 0}, "l3+_"),
@@ -293,7 +294,7 @@ func TestRetention(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config(Inner, OfSize(10*time.Second))
+			cfg := config(join.Inner, OfSize(10*time.Second))
 			cfg.StateRetention = 20 * time.Second
 			cfg.Clock = func() time.Time {
 				t.Error("the clock was read; retention must be measured from timestamps")
@@ -307,7 +308,7 @@ func TestRetention(t *testing.T) {
 // TestRetentionIgnoresTheClock feeds timestamps from 1970 while the clock
 // says 2026: nothing is dropped for being old by the clock.
 func TestRetentionIgnoresTheClock(t *testing.T) {
-	cfg := config(Inner, OfSize(time.Second))
+	cfg := config(join.Inner, OfSize(time.Second))
 	cfg.StateRetention = time.Second * 2
 	cfg.RightTime = nil
 	cfg.Clock = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
@@ -335,7 +336,7 @@ func TestRetentionIgnoresTheClock(t *testing.T) {
 
 func TestDefaultTimestampIsArrivalClock(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
-	cfg := config(LeftOuter, OfSize(5*time.Second))
+	cfg := config(join.LeftOuter, OfSize(5*time.Second))
 	cfg.LeftTime, cfg.RightTime = nil, nil
 	cfg.Clock = func() time.Time { return now }
 	j, err := New(cfg, name)
@@ -367,7 +368,7 @@ func TestDefaultTimestampIsArrivalClock(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	valid := config(Inner, OfSize(5*time.Second))
+	valid := config(join.Inner, OfSize(5*time.Second))
 	tests := []struct {
 		name string
 		edit func(*Config[ev, ev, string])
@@ -376,12 +377,12 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"unknown_type", func(c *Config[ev, ev, string]) { c.Type = 7 }, name,
 			"beamjoin: unknown join type Type(7)"},
-		{"missing_window", func(c *Config[ev, ev, string]) { c.Window = JoinWindow{} }, name,
-			"beamjoin: join window is missing; make one with Of, OfSize, AfterOnly or BeforeOnly"},
-		{"window_matches_nothing", func(c *Config[ev, ev, string]) { c.Window = Of(-5*time.Second, 2*time.Second) }, name,
-			"beamjoin: JoinWindow(before=-5s, after=2s) matches nothing: before + after is negative"},
-		{"window_finer_than_a_millisecond", func(c *Config[ev, ev, string]) { c.Window = AfterOnly(1500 * time.Microsecond) }, name,
-			"beamjoin: JoinWindow(before=0s, after=1.5ms) must be whole milliseconds, the precision of timestamps"},
+		{"missing_window", func(c *Config[ev, ev, string]) { c.Bounds = Bounds{} }, name,
+			"beamjoin: bounds are missing; make them with Of, OfSize, AfterOnly or BeforeOnly"},
+		{"window_matches_nothing", func(c *Config[ev, ev, string]) { c.Bounds = Of(-5*time.Second, 2*time.Second) }, name,
+			"beamjoin: Bounds(before=-5s, after=2s) matches nothing: before + after is negative"},
+		{"window_finer_than_a_millisecond", func(c *Config[ev, ev, string]) { c.Bounds = AfterOnly(1500 * time.Microsecond) }, name,
+			"beamjoin: Bounds(before=0s, after=1.5ms) must be whole milliseconds, the precision of timestamps"},
 		{"missing_left_key", func(c *Config[ev, ev, string]) { c.LeftKey = nil }, name,
 			"beamjoin: left key selector is missing"},
 		{"missing_right_key", func(c *Config[ev, ev, string]) { c.RightKey = nil }, name,
@@ -393,13 +394,13 @@ func TestNewErrors(t *testing.T) {
 		{"retention_finer_than_a_millisecond", func(c *Config[ev, ev, string]) { c.StateRetention = time.Minute + time.Microsecond }, name,
 			"beamjoin: state retention 1m0.000001s must be whole milliseconds, the precision of timestamps"},
 		{"retention_shorter_than_window_span", func(c *Config[ev, ev, string]) { c.StateRetention = 9 * time.Second }, name,
-			"beamjoin: state retention 9s is shorter than the span 10s of JoinWindow(before=5s, after=5s): elements still inside the window would be dropped"},
-		{"default_retention_shorter_than_window_span", func(c *Config[ev, ev, string]) { c.Window = Of(time.Hour, time.Minute) }, name,
-			"beamjoin: state retention 1h0m0s is shorter than the span 1h1m0s of JoinWindow(before=1h0m0s, after=1m0s): elements still inside the window would be dropped"},
+			"beamjoin: state retention 9s is shorter than the span 10s of Bounds(before=5s, after=5s): elements still inside the bounds would be dropped"},
+		{"default_retention_shorter_than_window_span", func(c *Config[ev, ev, string]) { c.Bounds = Of(time.Hour, time.Minute) }, name,
+			"beamjoin: state retention 1h0m0s is shorter than the span 1h1m0s of Bounds(before=1h0m0s, after=1m0s): elements still inside the bounds would be dropped"},
 		{"retention_shorter_than_far_end_of_one_sided_window", func(c *Config[ev, ev, string]) {
-			c.Window, c.StateRetention = Of(10*time.Second, -2*time.Second), 8*time.Second
+			c.Bounds, c.StateRetention = Of(10*time.Second, -2*time.Second), 8*time.Second
 		}, name,
-			"beamjoin: state retention 8s is shorter than the span 10s of JoinWindow(before=10s, after=-2s): elements still inside the window would be dropped"},
+			"beamjoin: state retention 8s is shorter than the span 10s of Bounds(before=10s, after=-2s): elements still inside the bounds would be dropped"},
 		{"missing_join_function", func(*Config[ev, ev, string]) {}, nil,
 			"beamjoin: join function is missing"},
 	}
@@ -424,14 +425,14 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := []any{j.cfg.Type, j.cfg.MaxStateSize, j.cfg.StateRetention, j.cfg.Clock != nil}
-	if diff := cmp.Diff([]any{Inner, 10000, time.Hour, true}, got); diff != "" {
+	if diff := cmp.Diff([]any{join.Inner, 10000, time.Hour, true}, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
-	if c := LeftJoin(func(e ev) string { return e.Key }, func(e ev) string { return e.Key }, OfSize(time.Second)); c.Type != LeftOuter {
+	if c := LeftJoin(func(e ev) string { return e.Key }, func(e ev) string { return e.Key }, OfSize(time.Second)); c.Type != join.LeftOuter {
 		t.Errorf("LeftJoin().Type = %v, want left", c.Type)
 	}
 	// The span may equal the retention exactly.
-	cfg := config(Inner, Of(30*time.Minute, 30*time.Minute))
+	cfg := config(join.Inner, Of(30*time.Minute, 30*time.Minute))
 	if _, err := New(cfg, name); err != nil {
 		t.Errorf("New() with span = retention: %v", err)
 	}
@@ -449,39 +450,39 @@ func TestBadKeys(t *testing.T) {
 		wantRight string
 	}{
 		{"empty_string", func() keyResult {
-			return feedBoth(config(Inner, OfSize(time.Second)), ev{Key: ""})
+			return feedBoth(config(join.Inner, OfSize(time.Second)), ev{Key: ""})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"nil_pointer", func() keyResult {
-			return feedBoth(withPointer{Window: OfSize(time.Second),
+			return feedBoth(withPointer{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) *string { return nilString }, RightKey: func(ev) *string { return nilString }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"nil_interface", func() keyResult {
-			return feedBoth(withInterface{Window: OfSize(time.Second),
+			return feedBoth(withInterface{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) any { return nil }, RightKey: func(ev) any { return nil }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"nil_pointer_in_interface", func() keyResult {
-			return feedBoth(withInterface{Window: OfSize(time.Second),
+			return feedBoth(withInterface{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) any { return nilString }, RightKey: func(ev) any { return nilString }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"empty_string_in_interface", func() keyResult {
-			return feedBoth(withInterface{Window: OfSize(time.Second),
+			return feedBoth(withInterface{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) any { return "" }, RightKey: func(ev) any { return "" }}, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"zero_int_is_a_key", func() keyResult {
-			return feedBoth(Config[ev, ev, int]{Window: OfSize(time.Second),
+			return feedBoth(Config[ev, ev, int]{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) int { return 0 }, RightKey: func(ev) int { return 0 }}, ev{})
 		}, "", ""},
 		{"zero_int_in_interface_is_a_key", func() keyResult {
-			return feedBoth(withInterface{Window: OfSize(time.Second),
+			return feedBoth(withInterface{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) any { return 0 }, RightKey: func(ev) any { return 0 }}, ev{})
 		}, "", ""},
 		{"incomparable_value_in_interface", func() keyResult {
-			return feedBoth(withInterface{Window: OfSize(time.Second),
+			return feedBoth(withInterface{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) any { return []byte("k") }, RightKey: func(ev) any { return map[int]int{1: 1} }}, ev{})
 		}, "beamjoin: left key selector returned a key of type []uint8, which is not comparable",
 			"beamjoin: right key selector returned a key of type map[int]int, which is not comparable"},
 		{"pointer_key_is_fine", func() keyResult {
-			return feedBoth(withPointer{Window: OfSize(time.Second),
+			return feedBoth(withPointer{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) *string { return &s }, RightKey: func(ev) *string { return &s }}, ev{})
 		}, "", ""},
 	}
@@ -518,7 +519,7 @@ type keyResult struct {
 
 // feedBoth feeds e to both sides of a full outer joiner made from cfg.
 func feedBoth[K comparable](cfg Config[ev, ev, K], e ev) keyResult {
-	cfg.Type = FullOuter
+	cfg.Type = join.FullOuter
 	cfg.LeftTime = func(ev) int64 { return 0 }
 	cfg.RightTime = func(ev) int64 { return 0 }
 	j, err := New(cfg, name)
@@ -542,7 +543,7 @@ func errString(err error) string {
 
 func TestJoinFuncError(t *testing.T) {
 	boom := errors.New("boom")
-	j, err := New(config(FullOuter, OfSize(10*time.Second)), func(l, r *ev) (string, error) {
+	j, err := New(config(join.FullOuter, OfSize(10*time.Second)), func(l, r *ev) (string, error) {
 		if l != nil && l.Name == "bad" || r != nil && r.Name == "bad" {
 			return "", boom
 		}
@@ -583,7 +584,7 @@ func TestJoinFuncError(t *testing.T) {
 }
 
 func TestClear(t *testing.T) {
-	cfg := config(Inner, OfSize(10*time.Second))
+	cfg := config(join.Inner, OfSize(10*time.Second))
 	cfg.StateRetention = 20 * time.Second
 	j, err := New(cfg, name)
 	if err != nil {
@@ -609,7 +610,7 @@ func TestClear(t *testing.T) {
 // result is known whatever the interleaving.
 func TestConcurrentCallers(t *testing.T) {
 	const goroutines, keys, perKey = 16, 8, 12 // perKey elements per side and key
-	j, err := New(config(Inner, OfSize(time.Second)), name)
+	j, err := New(config(join.Inner, OfSize(time.Second)), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,7 +662,7 @@ func TestConcurrentCallers(t *testing.T) {
 	}
 
 	// Clear and the size cap under contention: no race, and the cap holds.
-	cfg := config(FullOuter, OfSize(time.Second))
+	cfg := config(join.FullOuter, OfSize(time.Second))
 	cfg.MaxStateSize = 50
 	j2, err := New(cfg, name)
 	if err != nil {

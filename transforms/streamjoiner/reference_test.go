@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -22,8 +23,8 @@ type refElem struct {
 }
 
 type reference struct {
-	before, after int64 // window in milliseconds
-	ty            Type
+	before, after int64 // bounds in milliseconds
+	ty            join.Type
 	max           int
 	retention     int64
 	buf           []refElem // in arrival order
@@ -37,13 +38,13 @@ func newReference(cfg Config[ev, ev, string]) *reference {
 		panic(err)
 	}
 	return &reference{
-		before: cfg.Window.Before().Milliseconds(), after: cfg.Window.After().Milliseconds(),
+		before: cfg.Bounds.Before().Milliseconds(), after: cfg.Bounds.After().Milliseconds(),
 		ty: cfg.Type, max: cfg.MaxStateSize, retention: cfg.StateRetention.Milliseconds(),
 	}
 }
 
 func (r *reference) outer(left bool) bool {
-	return r.ty == FullOuter || (left && r.ty == LeftOuter) || (!left && r.ty == RightOuter)
+	return r.ty == join.FullOuter || (left && r.ty == join.LeftOuter) || (!left && r.ty == join.RightOuter)
 }
 
 func (r *reference) process(e refElem) []string {
@@ -121,15 +122,15 @@ func TestMatchesNestedLoopReference(t *testing.T) {
 			before, after = after, before
 			before, after = -before, -after
 		}
-		cfg := config(Type(rng.IntN(4)), Of(before, after))
+		cfg := config(join.Type(rng.IntN(4)), Of(before, after))
 		cfg.MaxStateSize = 1 + rng.IntN(30)
-		cfg.StateRetention = cfg.Window.Span() + time.Duration(rng.IntN(100))*time.Millisecond
+		cfg.StateRetention = cfg.Bounds.Span() + time.Duration(rng.IntN(100))*time.Millisecond
 		if cfg.StateRetention == 0 {
 			cfg.StateRetention = time.Millisecond
 		}
 		j, err := New(cfg, name)
 		if err != nil {
-			t.Fatalf("trial %d: New(%v) = %v", trial, cfg.Window, err)
+			t.Fatalf("trial %d: New(%v) = %v", trial, cfg.Bounds, err)
 		}
 		ref := newReference(cfg)
 		keys := 1 + rng.IntN(6)
@@ -168,7 +169,7 @@ func TestMatchesNestedLoopReference(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("trial %d (%v, %v, max %d, retention %v): transcript (-reference +joiner):\n%s",
-				trial, cfg.Type, cfg.Window, cfg.MaxStateSize, cfg.StateRetention, diff)
+				trial, cfg.Type, cfg.Bounds, cfg.MaxStateSize, cfg.StateRetention, diff)
 		}
 	}
 	if pairs < 5000 {

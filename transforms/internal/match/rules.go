@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Side says which input an element came from.
+// Side says which input an element came from. Side, Type and Emit are
+// numbered as package join's words of the same names, which name them.
 type Side uint8
 
 const (
@@ -19,28 +20,14 @@ const (
 // Other returns the opposite side.
 func (s Side) Other() Side { return 1 - s }
 
-// String returns "left" or "right".
-func (s Side) String() string {
-	switch s {
-	case Left:
-		return "left"
-	case Right:
-		return "right"
-	}
-	return fmt.Sprintf("Side(%d)", uint8(s))
-}
-
 // Type is a join type: which sides keep their elements that never match.
 type Type uint8
 
+// The join types: which sides are outer (Outer).
 const (
-	// Inner emits pairs only.
 	Inner Type = iota
-	// LeftOuter also emits every left element that has no partner.
 	LeftOuter
-	// RightOuter also emits every right element that has no partner.
 	RightOuter
-	// FullOuter also emits every element of either side that has no partner.
 	FullOuter
 )
 
@@ -55,32 +42,6 @@ func (t Type) Outer(s Side) bool {
 		return true
 	}
 	return false
-}
-
-// String returns "inner", "left", "right" or "full", the names the
-// beamjoin command takes.
-func (t Type) String() string {
-	switch t {
-	case Inner:
-		return "inner"
-	case LeftOuter:
-		return "left"
-	case RightOuter:
-		return "right"
-	case FullOuter:
-		return "full"
-	}
-	return fmt.Sprintf("Type(%d)", uint8(t))
-}
-
-// ParseType reads a join type from its String form.
-func ParseType(s string) (Type, error) {
-	for _, t := range []Type{Inner, LeftOuter, RightOuter, FullOuter} {
-		if t.String() == s {
-			return t, nil
-		}
-	}
-	return 0, fmt.Errorf("beamjoin: unknown join type %q (want inner, left, right or full)", s)
 }
 
 // Emit is the outer-emission mode: when an outer element without a partner
@@ -100,29 +61,6 @@ const (
 	// pair. The changelog nets to Final's result.
 	Retract
 )
-
-// String returns "immediate", "final" or "retract".
-func (e Emit) String() string {
-	switch e {
-	case Immediate:
-		return "immediate"
-	case Final:
-		return "final"
-	case Retract:
-		return "retract"
-	}
-	return fmt.Sprintf("Emit(%d)", uint8(e))
-}
-
-// ParseEmit reads an emission mode from its String form.
-func ParseEmit(s string) (Emit, error) {
-	for _, e := range []Emit{Immediate, Final, Retract} {
-		if e.String() == s {
-			return e, nil
-		}
-	}
-	return 0, fmt.Errorf("beamjoin: unknown emission mode %q (want immediate, final or retract)", s)
-}
 
 // Bounds is the range of ts(right) - ts(left) in which two elements with
 // the same key match. Ends are inclusive unless marked exclusive. Event time
@@ -191,8 +129,8 @@ type Rules struct {
 	Lateness time.Duration
 }
 
-// Validate checks the bounds, the lateness, and that Type and Emit are
-// known values.
+// Validate checks the bounds and the lateness. Type and Emit are the
+// caller's to check: package join names them.
 func (r Rules) Validate() error {
 	if err := r.Bounds.Validate(); err != nil {
 		return err
@@ -202,12 +140,6 @@ func (r Rules) Validate() error {
 	}
 	if r.Lateness%time.Millisecond != 0 {
 		return fmt.Errorf("beamjoin: allowed lateness %v must be whole milliseconds", r.Lateness)
-	}
-	if r.Type > FullOuter {
-		return fmt.Errorf("beamjoin: unknown join type %v", r.Type)
-	}
-	if r.Emit > Retract {
-		return fmt.Errorf("beamjoin: unknown emission mode %v", r.Emit)
 	}
 	return nil
 }

@@ -95,8 +95,6 @@ func TestRulesValidateErrors(t *testing.T) {
 	}{
 		{"negative_lateness", Rules{Lateness: -time.Second}, "beamjoin: allowed lateness -1s is negative"},
 		{"sub_millisecond_lateness", Rules{Lateness: time.Microsecond}, "beamjoin: allowed lateness 1µs must be whole milliseconds"},
-		{"unknown_type", Rules{Type: 9}, "beamjoin: unknown join type Type(9)"},
-		{"unknown_emit", Rules{Emit: 7}, "beamjoin: unknown emission mode Emit(7)"},
 		{"bad_bounds", Rules{Bounds: Between(time.Second, 0)}, "beamjoin: lower bound 1s is greater than upper bound 0s"},
 	}
 	for _, tc := range tests {
@@ -109,25 +107,6 @@ func TestRulesValidateErrors(t *testing.T) {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestParse(t *testing.T) {
-	for _, want := range []Type{Inner, LeftOuter, RightOuter, FullOuter} {
-		if got, err := ParseType(want.String()); err != nil || got != want {
-			t.Errorf("ParseType(%q) = %v, %v; want %v", want.String(), got, err, want)
-		}
-	}
-	for _, want := range []Emit{Immediate, Final, Retract} {
-		if got, err := ParseEmit(want.String()); err != nil || got != want {
-			t.Errorf("ParseEmit(%q) = %v, %v; want %v", want.String(), got, err, want)
-		}
-	}
-	if _, err := ParseType("outer"); err == nil || err.Error() != `beamjoin: unknown join type "outer" (want inner, left, right or full)` {
-		t.Errorf("ParseType(outer) error = %v", err)
-	}
-	if _, err := ParseEmit("later"); err == nil || err.Error() != `beamjoin: unknown emission mode "later" (want immediate, final or retract)` {
-		t.Errorf("ParseEmit(later) error = %v", err)
 	}
 }
 
@@ -253,15 +232,15 @@ func TestEmissionDecisions(t *testing.T) {
 }
 
 func TestOuter(t *testing.T) {
-	got := map[string][2]bool{}
+	got := map[Type][2]bool{}
 	for _, ty := range []Type{Inner, LeftOuter, RightOuter, FullOuter} {
-		got[ty.String()] = [2]bool{ty.Outer(Left), ty.Outer(Right)}
+		got[ty] = [2]bool{ty.Outer(Left), ty.Outer(Right)}
 	}
-	want := map[string][2]bool{
-		"inner": {false, false},
-		"left":  {true, false},
-		"right": {false, true},
-		"full":  {true, true},
+	want := map[Type][2]bool{
+		Inner:      {false, false},
+		LeftOuter:  {true, false},
+		RightOuter: {false, true},
+		FullOuter:  {true, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Outer (-want +got):\n%s", diff)
