@@ -7,38 +7,18 @@ package attribution_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/beamjoin/beamjoin/pipelines/internal/sampledata"
 )
-
-var generate = flag.Bool("generate", false, "rewrite testdata/clicks.jsonl and testdata/impressions.jsonl")
-
-const testdata = "../../testdata"
 
 func TestTestdata(t *testing.T) {
 	clicks, impressions := generateClicksImpressions()
-	for name, want := range map[string][]byte{"clicks.jsonl": clicks, "impressions.jsonl": impressions} {
-		path := filepath.Join(testdata, name)
-		if *generate {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not what the generator writes; run go test ./pipelines/attribution -run TestTestdata -generate", path)
-		}
-	}
+	sampledata.Check(t, map[string][]byte{"clicks.jsonl": clicks, "impressions.jsonl": impressions})
 }
 
 type event struct {

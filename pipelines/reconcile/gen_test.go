@@ -7,38 +7,18 @@ package reconcile_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/beamjoin/beamjoin/pipelines/internal/sampledata"
 )
-
-var generate = flag.Bool("generate", false, "rewrite testdata/orders.jsonl and testdata/payments.jsonl")
-
-const testdata = "../../testdata"
 
 func TestTestdata(t *testing.T) {
 	orders, payments := generateOrdersPayments()
-	for name, want := range map[string][]byte{"orders.jsonl": orders, "payments.jsonl": payments} {
-		path := filepath.Join(testdata, name)
-		if *generate {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not what the generator writes; run go test ./pipelines/reconcile -run TestTestdata -generate", path)
-		}
-	}
+	sampledata.Check(t, map[string][]byte{"orders.jsonl": orders, "payments.jsonl": payments})
 }
 
 type payment struct {
