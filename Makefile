@@ -6,7 +6,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose concurrency the race detector checks on every `make test`.
 RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/...
 
-.PHONY: run test lint bench fuzz tools
+.PHONY: run test lint bench fuzz stress tools
 
 # The main job: reconcile the sample orders and payments on Prism, in
 # process. A payment belongs to an order if it comes 0-15 min after it; a
@@ -50,3 +50,9 @@ bench:
 # A longer fuzz run of the matching core against its brute-force oracle.
 fuzz:
 	$(GO) test ./transforms/internal/match -run '^$$' -fuzz FuzzBuffer -fuzztime 60s
+
+# The Beam test packages again and again while busy loops occupy every core
+# (scripts/stress.sh; STRESS_RUNS=5 by default): how the suite is checked to
+# assert only on what the runner guarantees. Not part of `make test`.
+stress:
+	GO=$(GO) scripts/stress.sh

@@ -13,11 +13,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/pipelines/ordertimeout"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismrun.Runner) }
 
 func init() {
 	register.Function3x0(splitStep)

@@ -3,14 +3,11 @@ package join_test
 import (
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 )
 
 // TestMain runs every pipeline in the package's tests on Prism, in process,
-// with Prism's dynamic bundle splitting off: splitting a bundle that holds
-// timers loses or repeats timer work in Prism v2.77 (apache/beam#35771).
-func TestMain(m *testing.M) {
-	*jobopts.Experiments = "prism_disable_sdf_split"
-	ptest.MainWithDefault(m, "prism")
-}
+// with Prism's dynamic bundle splitting off (prismrun.NoSplits), and again
+// when Prism fails a job with its progress race (see package prismrun).
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismrun.Runner) }

@@ -1,0 +1,108 @@
+package prismrun
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
+
+// progressRace is the error of a real job that failed with the race,
+// captured with a 150 ms stall injected into a copy of Prism between the
+// start of the ticker and the wait (see the package documentation).
+func progressRace(t *testing.T) error {
+	t.Helper()
+	b, err := os.ReadFile("testdata/progress-race.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errors.New(string(b))
+}
+
+func TestIsProgressRace(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"the race, as Prism reports it", progressRace(t), true},
+		{"no error", nil, false},
+		{"an assertion failure", errors.New("job job-001 failed:\nactual PCollection does not match expected values"), false},
+		{"another panic in the stage", errors.New("panic in stage.Execute bundle processing goroutine: unexpected number of runner transforms"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsProgressRace(tc.err); got != tc.want {
+				t.Errorf("IsProgressRace = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// fakeJob fails with the given errors in turn, then succeeds.
+type fakeJob struct {
+	errs []error
+	runs int
+}
+
+func (f *fakeJob) execute(context.Context) (beam.PipelineResult, error) {
+	f.runs++
+	if f.runs <= len(f.errs) {
+		return nil, f.errs[f.runs-1]
+	}
+	return nil, nil
+}
+
+func TestRunRetriesOnlyTheRace(t *testing.T) {
+	race, assertion := progressRace(t), errors.New("actual PCollection does not match expected values")
+	tests := []struct {
+		name    string
+		errs    []error
+		runs    int
+		retries []int
+		wantErr string // "" for success
+	}{
+		{"success at once", nil, 1, nil, ""},
+		{"the race once, then success", []error{race}, 2, []int{2}, ""},
+		{"the race twice, then success", []error{race, race}, 3, []int{2, 3}, ""},
+		{"the race every time", []error{race, race, race, race}, 3, []int{2, 3}, "rerunning is safe"},
+		{"an assertion failure is not retried", []error{assertion}, 1, nil, "does not match"},
+		{"an assertion failure after the race", []error{race, assertion}, 2, []int{2}, "does not match"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			job := &fakeJob{errs: tc.errs}
+			var retries []int
+			_, err := run(context.Background(), job.execute, func(attempt int, err error) {
+				if !IsProgressRace(err) {
+					t.Errorf("retrying after %v", err)
+				}
+				retries = append(retries, attempt)
+			})
+			if job.runs != tc.runs {
+				t.Errorf("ran %d times, want %d", job.runs, tc.runs)
+			}
+			if len(retries) != len(tc.retries) {
+				t.Errorf("retried before attempts %v, want %v", retries, tc.retries)
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("err = %v, want none", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("err = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestRunStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	job := &fakeJob{errs: []error{progressRace(t), progressRace(t)}}
+	if _, err := run(ctx, job.execute, nil); !IsProgressRace(err) || job.runs != 1 {
+		t.Errorf("cancelled: ran %d times, err %v; want 1 run and the race", job.runs, err)
+	}
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# make stress: run the Beam test packages again and again while CPU hogs keep
+# every core busy, and count the runs that pass. It is how beamjoin checks
+# that its tests assert only on what the runner guarantees (README,
+# "Tested under load"). Not part of `make test`.
+#
+#   STRESS_RUNS   how many runs (default 5)
+#   STRESS_HOGS   busy loops per core (default 2)
+#   STRESS_PKGS   the packages (default: the Beam test packages)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${STRESS_RUNS:-5}
+per_core=${STRESS_HOGS:-2}
+pkgs=${STRESS_PKGS:-./transforms/join/... ./pipelines/... ./cmd/...}
+go=${GO:-go}
+cores=$(getconf _NPROCESSORS_ONLN)
+hogs=$((cores * per_core))
+log=.stress
+mkdir -p "$log"
+
+# Compile first, so the hogs load the tests, not the compiler.
+$go test -count=1 -run '^$' $pkgs >/dev/null || exit 1
+
+pids=()
+stop() { kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null; }
+trap stop EXIT
+for _ in $(seq "$hogs"); do
+	(while :; do :; done) &
+	pids+=($!)
+done
+echo "stress: $runs runs of go test $pkgs with $hogs busy loops on $cores cores"
+
+passed=0
+for i in $(seq "$runs"); do
+	start=$(date +%s)
+	if $go test -count=1 $pkgs >"$log/run-$i.txt" 2>&1; then
+		passed=$((passed + 1))
+		echo "stress: run $i passed in $(($(date +%s) - start)) s (load $(cut -d' ' -f1 /proc/loadavg))"
+	else
+		echo "stress: run $i FAILED in $(($(date +%s) - start)) s; output in $log/run-$i.txt:"
+		grep -E '^(--- FAIL|FAIL|panic:)' "$log/run-$i.txt" | head -20
+	fi
+done
+echo "stress: $passed of $runs runs passed"
+[ "$passed" -eq "$runs" ]
