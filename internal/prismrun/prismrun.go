@@ -35,6 +35,7 @@ package prismrun
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -62,7 +63,9 @@ func init() {
 		if !hasExperiment(NoSplits) {
 			*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), NoSplits), ",")
 		}
-		return Run(ctx, "prism", p, nil)
+		return Run(ctx, "prism", p, func(attempt int, _ error) {
+			fmt.Fprintf(os.Stderr, "prismrun: Prism failed the job with its progress race; running it again (attempt %d of %d)\n", attempt, Attempts)
+		})
 	})
 }
 
