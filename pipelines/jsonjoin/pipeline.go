@@ -3,6 +3,7 @@ package jsonjoin
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -11,6 +12,7 @@ import (
 	// Every runner the command can name with --runner, and the file
 	// systems they read from.
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
@@ -106,6 +108,11 @@ const DefaultRunner = "prism"
 // On Prism, run with --experiments=prism_disable_sdf_split (the beamjoin
 // command sets it): Prism v2.77 loses or repeats the interval join's timer
 // work when it splits a bundle that holds timers (apache/beam#35771).
+//
+// When Prism fails the job with its progress race (see package
+// internal/prismrun), Run says so on standard error and runs the pipeline
+// again: the results are written only when a run succeeds, so nothing is
+// written twice.
 func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	p, s := beam.NewPipelineWithRoot()
 	if err := Build(s, c); err != nil {
@@ -114,7 +121,9 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if runner == "" {
 		runner = DefaultRunner
 	}
-	pr, err := beam.Run(ctx, runner, p)
+	pr, err := prismrun.Run(ctx, runner, p, func(attempt int, _ error) {
+		fmt.Fprintf(os.Stderr, "beamjoin: Prism failed the job with a known Prism v2.77 bug (a progress request to a step it runs itself), not a fault of the data; running it again (attempt %d of %d)\n", attempt, prismrun.Attempts)
+	})
 	if err != nil {
 		return Summary{}, fmt.Errorf("beamjoin: pipeline failed: %w", err)
 	}
