@@ -1,0 +1,164 @@
+// This file holds the options of Read and Write and their validation.
+
+package pubsubio
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// DefaultTimeAttribute is the message attribute that carries a record's
+// event time when no TimeAttribute option names another: Write sets it and
+// Read reads it.
+const DefaultTimeAttribute = "event_time"
+
+// DefaultIdleAfter is how long a subscription must go without a message
+// before Read's watermark moves on its own (see IdleAfter).
+const DefaultIdleAfter = 10 * time.Second
+
+// An Option configures Read or Write. Options are made by the functions of
+// this package; each says which of the two it applies to, and giving one to
+// the other is an error.
+type Option struct {
+	name  string
+	read  bool // applies to Read
+	write bool // applies to Write
+	set   func(*config) error
+}
+
+// config is the validated configuration of a Read or a Write.
+type config struct {
+	name          string
+	timeAttribute string
+	timeField     string
+	timeChosen    bool // an option chose where event time is
+	lag           time.Duration
+	idleAfter     time.Duration
+}
+
+func defaultConfig() config {
+	return config{timeAttribute: DefaultTimeAttribute, idleAfter: DefaultIdleAfter}
+}
+
+// Name sets the prefix of Read's counters (namespace "beamjoin"):
+// NAME_read, NAME_invalid and NAME_publish_time. It defaults to the
+// subscription's ID; a join's sides are "left" and "right".
+func Name(name string) Option {
+	return Option{name: "Name", read: true, set: func(c *config) error {
+		if name == "" {
+			return fmt.Errorf("the name is empty")
+		}
+		c.name = name
+		return nil
+	}}
+}
+
+// TimeAttribute names the message attribute that carries event time. Write
+// sets it to the element's timestamp in epoch milliseconds. Read takes each
+// message's event time from it, as epoch milliseconds or an RFC 3339 time;
+// a message without the attribute, or with a value that is neither, gets
+// its publish time and is counted (NAME_publish_time). The default is
+// DefaultTimeAttribute.
+func TimeAttribute(name string) Option {
+	return Option{name: "TimeAttribute", read: true, write: true, set: func(c *config) error {
+		if name == "" {
+			return fmt.Errorf("the time attribute name is empty")
+		}
+		if c.timeChosen {
+			return fmt.Errorf("the event time is already given by another option; give one")
+		}
+		c.timeAttribute, c.timeChosen = name, true
+		return nil
+	}}
+}
+
+// TimeField makes Read take each message's event time from a field of its
+// JSON object instead of an attribute: a dotted path ("meta.ts") to epoch
+// milliseconds or an RFC 3339 string. A message whose field is missing or
+// holds neither goes to the dead letters.
+func TimeField(path string) Option {
+	return Option{name: "TimeField", read: true, set: func(c *config) error {
+		if c.timeChosen {
+			return fmt.Errorf("the event time is already given by another option; give one")
+		}
+		if path == "" {
+			return fmt.Errorf("the time field path is empty")
+		}
+		for _, step := range strings.Split(path, ".") {
+			if step == "" {
+				return fmt.Errorf("the time field path %q has an empty step", path)
+			}
+		}
+		c.timeAttribute, c.timeField, c.timeChosen = "", path, true
+		return nil
+	}}
+}
+
+// WatermarkLag is Read's bound on out-of-orderness: the watermark trails
+// the largest event time read by d, so a message up to d older than the
+// newest one read is still on time. It defaults to zero.
+func WatermarkLag(d time.Duration) Option {
+	return Option{name: "WatermarkLag", read: true, set: func(c *config) error {
+		if d < 0 || d%time.Millisecond != 0 {
+			return fmt.Errorf("watermark lag %v must be a non-negative whole number of milliseconds", d)
+		}
+		c.lag = d
+		return nil
+	}}
+}
+
+// IdleAfter is how long Read's subscription must go without a message
+// before its watermark moves on its own: from then on event time is taken
+// to pass as fast as the clock, from the largest event time read. It
+// defaults to DefaultIdleAfter.
+func IdleAfter(d time.Duration) Option {
+	return Option{name: "IdleAfter", read: true, set: func(c *config) error {
+		if d <= 0 || d%time.Millisecond != 0 {
+			return fmt.Errorf("idle time %v must be a positive whole number of milliseconds", d)
+		}
+		c.idleAfter = d
+		return nil
+	}}
+}
+
+// newConfig applies opts for the transform what ("Read" or "Write").
+func newConfig(what string, opts []Option) (config, error) {
+	c := defaultConfig()
+	for _, o := range opts {
+		if o.set == nil {
+			return config{}, fmt.Errorf("beamjoin: pubsubio.%s: a zero Option; make options with the package's functions", what)
+		}
+		if (what == "Read" && !o.read) || (what == "Write" && !o.write) {
+			return config{}, fmt.Errorf("beamjoin: pubsubio.%s: option %s does not apply to %s", what, o.name, what)
+		}
+		if err := o.set(&c); err != nil {
+			return config{}, fmt.Errorf("beamjoin: pubsubio.%s: %s: %w", what, o.name, err)
+		}
+	}
+	return c, nil
+}
+
+var (
+	subscriptionName = regexp.MustCompile(`^projects/([^/]+)/subscriptions/([^/]+)$`)
+	topicName        = regexp.MustCompile(`^projects/([^/]+)/topics/([^/]+)$`)
+)
+
+// parseSubscription splits "projects/P/subscriptions/S" into P and S.
+func parseSubscription(name string) (project, id string, err error) {
+	m := subscriptionName.FindStringSubmatch(name)
+	if m == nil {
+		return "", "", fmt.Errorf("beamjoin: pubsubio.Read: subscription %q is not of the form projects/PROJECT/subscriptions/SUBSCRIPTION", name)
+	}
+	return m[1], m[2], nil
+}
+
+// parseTopic splits "projects/P/topics/T" into P and T.
+func parseTopic(name string) (project, id string, err error) {
+	m := topicName.FindStringSubmatch(name)
+	if m == nil {
+		return "", "", fmt.Errorf("beamjoin: pubsubio.Write: topic %q is not of the form projects/PROJECT/topics/TOPIC", name)
+	}
+	return m[1], m[2], nil
+}

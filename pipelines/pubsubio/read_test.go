@@ -1,0 +1,340 @@
+package pubsubio_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/pipelines/pubsubio"
+	"github.com/google/go-cmp/cmp"
+)
+
+// Orders and payments published to two topics come out of two Reads in
+// one pipeline, each once with its event time; malformed messages come out
+// as dead letters; every message is acknowledged once, after the pipeline
+// saw it, and none is redelivered.
+func TestReadOrdersAndPayments(t *testing.T) {
+	key := t.Name()
+	f := newFake(t, key)
+	orders := f.topic(t, "orders")
+	payments := f.topic(t, "payments")
+	ordersSub := f.subscription(t, orders, "orders-join")
+	paymentsSub := f.subscription(t, payments, "payments-join")
+
+	f.publish(orders, `{"order_id":"o-1","amount":10}`, at("1714554000000"))
+	f.publish(orders, `{"order_id":"o-2","amount":20}`, at("2024-05-01T09:01:00.250Z"))
+	noAttr := f.publish(orders, `{"order_id":"o-3","amount":30}`, nil)
+	badAttr := f.publish(orders, `{"order_id":"o-4","amount":40}`, at("yesterday"))
+	f.publish(orders, `{"order_id":`, at("1714554000000"))
+	f.publish(payments, `{"payment_id":"p-1","order_id":"o-1"}`, at("1714554060000"))
+	f.publish(payments, `{"payment_id":"p-2","order_id":"o-2"}`, at("1714554120000"))
+	f.publish(payments, `[1,2,3]`, nil)
+	f.publish(payments, ``, at("1714554000000"))
+	published := func(id string) int64 { return f.srv.Message(id).PublishTime.UnixMilli() }
+
+	p, s := beam.NewPipelineWithRoot()
+	o, oBad := pubsubio.Read(s, ordersSub, pubsubio.Name("left"))
+	pay, payBad := pubsubio.Read(s, paymentsSub, pubsubio.Name("right"))
+	// Each collector is fused with its Read, in the same bundle, so a
+	// message's acknowledgement must come after the collector saw it.
+	for _, c := range []beam.PCollection{o, pay} {
+		beam.ParDo0(s, &collectFn{Key: key}, c)
+	}
+	for _, c := range []beam.PCollection{oBad, payBad} {
+		beam.ParDo0(s, &collectDeadFn{Key: key}, c)
+	}
+	run := start(p)
+	waitFor(t, "every message out and acknowledged", func() bool {
+		return registry.count(key)+registry.count(key+"/dead") == 9 && f.allAcked(orders) && f.allAcked(payments)
+	})
+	run.stop(t)
+
+	want := []string{
+		`1714554000000 {"order_id":"o-1","amount":10}`,
+		`1714554060000 {"payment_id":"p-1","order_id":"o-1"}`,
+		`1714554060250 {"order_id":"o-2","amount":20}`,
+		`1714554120000 {"payment_id":"p-2","order_id":"o-2"}`,
+		fmt.Sprintf(`%d {"order_id":"o-3","amount":30}`, published(noAttr)),
+		fmt.Sprintf(`%d {"order_id":"o-4","amount":40}`, published(badAttr)),
+	}
+	if diff := cmp.Diff(sortedCopy(want), registry.linesOf(key)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	wantDead := []string{
+		`: empty message, want a JSON object`,
+		`[1,2,3]: not a JSON object`,
+		`{"order_id":: bad JSON: unexpected end of JSON input`,
+	}
+	if diff := cmp.Diff(wantDead, registry.linesOf(key+"/dead")); diff != "" {
+		t.Errorf("dead letters (-want +got):\n%s", diff)
+	}
+	checkAckedOnce(t, f, orders, payments)
+}
+
+// checkAckedOnce checks that every message of the topics was delivered
+// once and acknowledged once, by one ack ID, after the pipeline saw it.
+func checkAckedOnce(t *testing.T, f *fake, topics ...string) {
+	t.Helper()
+	sent, early := f.acks.counts()
+	for _, topic := range topics {
+		for _, m := range f.messagesOf(topic) {
+			if m.Deliveries != 1 || m.Acks != 1 || sent[m.ID] != 1 {
+				t.Errorf("message %s (%s): %d deliveries, %d acks, %d ack IDs sent; want 1 of each", m.ID, m.Data, m.Deliveries, m.Acks, sent[m.ID])
+			}
+		}
+	}
+	if len(early) > 0 {
+		t.Errorf("messages acknowledged before the pipeline saw them: %v", early)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+
+
+// at is the attributes of a message whose event time is ms.
+func at(ms string) map[string]string { return map[string]string{pubsubio.DefaultTimeAttribute: ms} }
+
+// failFn fails its bundle on any message.
+type failFn struct{}
+
+func (failFn) ProcessElement(m pubsubio.Message) error {
+	return fmt.Errorf("test: failing on %s", m.Data)
+}
+
+func init() { register.DoFn1x1[pubsubio.Message, error](&failFn{}) }
+
+// A pipeline that fails in the bundle that read the messages acknowledges
+// none of them; a pipeline started after it reads each of them once and
+// acknowledges each once.
+func TestReadFailedBundleIsRedelivered(t *testing.T) {
+	key := t.Name()
+	f := newFake(t, key)
+	topic := f.topic(t, "orders")
+	sub := f.subscription(t, topic, "orders-join")
+	var want []string
+	for i := range 5 {
+		data := fmt.Sprintf(`{"order_id":"o-%d"}`, i)
+		f.publish(topic, data, at(strconv.Itoa(1714554000000+i)))
+		want = append(want, fmt.Sprintf("%d %s", 1714554000000+i, data))
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	msgs, _ := pubsubio.Read(s, sub)
+	beam.ParDo0(s, failFn{}, msgs)
+	err := start(p).wait(t)
+	if err == nil || !strings.Contains(err.Error(), "test: failing on") {
+		t.Fatalf("the failing pipeline ended with %v, want its DoFn's error", err)
+	}
+	if sent, _ := f.acks.counts(); len(sent) != 0 {
+		t.Errorf("the failed pipeline acknowledged %v", sent)
+	}
+
+	p, s = beam.NewPipelineWithRoot()
+	msgs, _ = pubsubio.Read(s, sub)
+	beam.ParDo0(s, &collectFn{Key: key}, msgs)
+	run := start(p)
+	waitFor(t, "every message out and acknowledged", func() bool {
+		return registry.count(key) == len(want) && f.allAcked(topic)
+	})
+	run.stop(t)
+	if diff := cmp.Diff(want, registry.linesOf(key)); diff != "" {
+		t.Errorf("messages of the restarted pipeline (-want +got):\n%s", diff)
+	}
+	sent, early := f.acks.counts()
+	for _, m := range f.messagesOf(topic) {
+		if m.Acks != 1 || sent[m.ID] != 1 || m.Deliveries < 2 {
+			t.Errorf("message %s (%s): %d deliveries, %d acks, %d ack IDs sent; want 2 or more, 1, 1", m.ID, m.Data, m.Deliveries, m.Acks, sent[m.ID])
+		}
+	}
+	if len(early) > 0 {
+		t.Errorf("messages acknowledged before the pipeline saw them: %v", early)
+	}
+}
+
+// keyFn keys every message alike, for a GroupByKey.
+func keyFn(m pubsubio.Message) (string, pubsubio.Message) { return "all", m }
+
+// windowCountFn reports a window's start and its number of messages.
+type windowCountFn struct{ Key string }
+
+func (f *windowCountFn) ProcessElement(w beam.Window, _ string, msgs func(*pubsubio.Message) bool) {
+	n := 0
+	var m pubsubio.Message
+	for msgs(&m) {
+		n++
+	}
+	registry.add(f.Key, fmt.Sprintf("%d %d", w.(window.IntervalWindow).Start.Milliseconds(), n))
+}
+
+func init() {
+	register.Function1x2(keyFn)
+	register.DoFn3x0[beam.Window, string, func(*pubsubio.Message) bool](&windowCountFn{})
+	register.Iter1[pubsubio.Message]()
+}
+
+// A fixed window closes, and its GroupByKey fires, while the subscription
+// is quiet: the watermark moves on once the subscription is idle. Without
+// that it would wait for a message after the window that never comes.
+func TestReadWatermarkMovesWhenIdle(t *testing.T) {
+	key := t.Name()
+	f := newFake(t, key)
+	topic := f.topic(t, "clicks")
+	sub := f.subscription(t, topic, "clicks-count")
+	const t0 = 1714554000000 // on a second
+	for _, dt := range []int{0, 100, 900} {
+		f.publish(topic, `{"click":1}`, at(strconv.Itoa(t0+dt)))
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	msgs, _ := pubsubio.Read(s, sub, pubsubio.IdleAfter(200*time.Millisecond))
+	windowed := beam.WindowInto(s, window.NewFixedWindows(time.Second), msgs)
+	beam.ParDo0(s, &windowCountFn{Key: key}, beam.GroupByKey(s, beam.ParDo(s, keyFn, windowed)))
+	run := start(p)
+	waitFor(t, "the window to fire", func() bool { return registry.count(key) > 0 })
+	run.stop(t)
+	if diff := cmp.Diff([]string{fmt.Sprintf("%d 3", t0)}, registry.linesOf(key)); diff != "" {
+		t.Errorf("windows (-want +got):\n%s", diff)
+	}
+}
+
+// gate holds the bundle of the first message that reaches it until the
+// test opens it.
+type gate struct {
+	once    sync.Once
+	held    chan struct{}
+	release chan struct{}
+}
+
+var gates = struct {
+	sync.Mutex
+	m map[string]*gate
+}{m: map[string]*gate{}}
+
+func gateFor(key string) *gate {
+	gates.Lock()
+	defer gates.Unlock()
+	g, ok := gates.m[key]
+	if !ok {
+		g = &gate{held: make(chan struct{}), release: make(chan struct{})}
+		gates.m[key] = g
+	}
+	return g
+}
+
+// holdFn reports each message under Key, holding its bundle at the gate
+// of Key until the test opens it.
+type holdFn struct{ Key string }
+
+func (f *holdFn) ProcessElement(et beam.EventTime, m pubsubio.Message) {
+	registry.see(f.Key, m.ID)
+	g := gateFor(f.Key)
+	g.once.Do(func() { close(g.held) })
+	<-g.release
+	registry.add(f.Key, fmt.Sprintf("%d %s", et.Milliseconds(), m.Data))
+}
+
+func init() { register.DoFn2x0[beam.EventTime, pubsubio.Message](&holdFn{}) }
+
+// While a bundle takes longer than the subscription's ack deadline, its
+// messages' deadlines are extended: nobody else can pull them, and they
+// are delivered once and acknowledged once. The fake's clock runs four
+// times as fast as the real one, and the lease's timings are set to match.
+func TestReadExtendsDeadlinesOfSlowBundle(t *testing.T) {
+	defer pubsubio.SetLeaseTimings(500*time.Millisecond, 60*time.Second, 2*time.Second)()
+	key := t.Name()
+	f := newFake(t, key)
+	begin := time.Now()
+	f.srv.SetTimeNowFunc(func() time.Time { return begin.Add(4 * time.Since(begin)) })
+	topic := f.topic(t, "orders")
+	sub := f.subscription(t, topic, "orders-join") // a 10 s deadline: 2.5 s of real time
+	var want []string
+	for i := range 3 {
+		data := fmt.Sprintf(`{"order_id":"o-%d"}`, i)
+		f.publish(topic, data, at(strconv.Itoa(1714554000000+i)))
+		want = append(want, fmt.Sprintf("%d %s", 1714554000000+i, data))
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	msgs, _ := pubsubio.Read(s, sub)
+	beam.ParDo0(s, &holdFn{Key: key}, msgs)
+	run := start(p)
+	g := gateFor(key)
+	select {
+	case <-g.held:
+	case <-time.After(deadline):
+		t.Fatal("no message reached the gate")
+	}
+	// 6 s of real time are 24 s of the fake's: over two ack deadlines.
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		resp, err := f.client.SubscriptionAdminClient.Pull(context.Background(),
+			&pubsubpb.PullRequest{Subscription: sub, MaxMessages: 10, ReturnImmediately: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(resp.GetReceivedMessages()); n > 0 {
+			t.Errorf("another subscriber pulled %d messages held by the bundle", n)
+			break
+		}
+	}
+	close(g.release)
+	waitFor(t, "every message out and acknowledged", func() bool {
+		return registry.count(key) == len(want) && f.allAcked(topic)
+	})
+	run.stop(t)
+	if diff := cmp.Diff(want, registry.linesOf(key)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	checkAckedOnce(t, f, topic)
+	for _, m := range f.messagesOf(topic) {
+		if len(m.Modacks) == 0 {
+			t.Errorf("message %s: its deadline was never extended", m.ID)
+		}
+	}
+}
+
+// Messages published in waves while the pipeline runs are each read once
+// and acknowledged once: every bundle's messages are acknowledged, not
+// only the first bundle's of each DoFn instance.
+func TestReadAcksEveryWave(t *testing.T) {
+	key := t.Name()
+	f := newFake(t, key)
+	topic := f.topic(t, "orders")
+	sub := f.subscription(t, topic, "orders-join")
+
+	p, s := beam.NewPipelineWithRoot()
+	msgs, _ := pubsubio.Read(s, sub)
+	beam.ParDo0(s, &collectFn{Key: key}, msgs)
+	run := start(p)
+	var want []string
+	for wave := range 4 {
+		for i := range 3 {
+			ms := 1714554000000 + 1000*wave + i
+			data := fmt.Sprintf(`{"order_id":"o-%d-%d"}`, wave, i)
+			f.publish(topic, data, at(strconv.Itoa(ms)))
+			want = append(want, fmt.Sprintf("%d %s", ms, data))
+		}
+		waitFor(t, fmt.Sprintf("wave %d out and acknowledged", wave), func() bool {
+			return registry.count(key) == len(want) && f.allAcked(topic)
+		})
+	}
+	run.stop(t)
+	if diff := cmp.Diff(want, registry.linesOf(key)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	checkAckedOnce(t, f, topic)
+}
