@@ -177,7 +177,9 @@ func (l *lease) finish(ctx context.Context) {
 	l.modify(ctx, ids, 0)
 }
 
-func (l *lease) ack(ctx context.Context, ids []string) { acknowledgeAll(ctx, l.subs, l.subscription, ids) }
+func (l *lease) ack(ctx context.Context, ids []string) {
+	acknowledgeAll(ctx, l.subs, l.subscription, ids)
+}
 
 // acknowledgeAll acknowledges the messages of ids.
 func acknowledgeAll(ctx context.Context, subs *vkit.SubscriptionAdminClient, subscription string, ids []string) {

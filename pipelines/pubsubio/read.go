@@ -122,7 +122,7 @@ type readFn struct {
 	LagMillis    int64
 	IdleMillis   int64
 
-	subs                      *vkit.SubscriptionAdminClient
+	subs                       *vkit.SubscriptionAdminClient
 	read, invalid, publishTime beam.Counter
 }
 

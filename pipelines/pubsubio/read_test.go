@@ -104,8 +104,6 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-
-
 // at is the attributes of a message whose event time is ms.
 func at(ms string) map[string]string { return map[string]string{pubsubio.DefaultTimeAttribute: ms} }
 
