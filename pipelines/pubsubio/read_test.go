@@ -336,3 +336,58 @@ func TestReadAcksEveryWave(t *testing.T) {
 	}
 	checkAckedOnce(t, f, topic)
 }
+
+// With TimeField, event time is a field of the message's JSON object, and
+// a message without a good one is a dead letter.
+func TestReadTimeField(t *testing.T) {
+	key := t.Name()
+	f := newFake(t, key)
+	topic := f.topic(t, "payments")
+	sub := f.subscription(t, topic, "payments-join")
+	for _, m := range []struct{ data, attr string }{
+		{`{"id":"p-1","meta":{"ts":1714554000000}}`, "1"}, // the attribute is not read
+		{`{"id":"p-2","meta":{"ts":"2024-05-01T09:00:00.5Z"}}`, ""},
+		{`{"id":"p-3","meta":{"ts":1.714554001e12}}`, ""},
+		{`{"id":"p-4","meta":{}}`, ""},
+		{`{"id":"p-5","meta":{"ts":"1714554000000"}}`, ""},
+		{`{"id":"p-6","meta":{"ts":1714554000000.5}}`, ""},
+		{`{"id":"p-7","meta":"ts"}`, ""},
+		{`{"id":"p-8","meta":{"ts":true}}`, ""},
+	} {
+		var attrs map[string]string
+		if m.attr != "" {
+			attrs = at(m.attr)
+		}
+		f.publish(topic, m.data, attrs)
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	msgs, bad := pubsubio.Read(s, sub, pubsubio.TimeField("meta.ts"))
+	beam.ParDo0(s, &collectFn{Key: key}, msgs)
+	beam.ParDo0(s, &collectDeadFn{Key: key}, bad)
+	run := start(p)
+	waitFor(t, "every message out and acknowledged", func() bool {
+		return registry.count(key)+registry.count(key+"/dead") == 8 && f.allAcked(topic)
+	})
+	run.stop(t)
+
+	want := []string{
+		`1714554000000 {"id":"p-1","meta":{"ts":1714554000000}}`,
+		`1714554000500 {"id":"p-2","meta":{"ts":"2024-05-01T09:00:00.5Z"}}`,
+		`1714554001000 {"id":"p-3","meta":{"ts":1.714554001e12}}`,
+	}
+	if diff := cmp.Diff(want, registry.linesOf(key)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	wantDead := []string{
+		`{"id":"p-4","meta":{}}: field "meta.ts": missing`,
+		`{"id":"p-5","meta":{"ts":"1714554000000"}}: field "meta.ts": "1714554000000" is not an RFC 3339 time (want e.g. "2024-05-01T12:00:00Z" or epoch milliseconds)`,
+		`{"id":"p-6","meta":{"ts":1714554000000.5}}: field "meta.ts": 1714554000000.5 is not a whole number of epoch milliseconds`,
+		`{"id":"p-7","meta":"ts"}: field "meta.ts": "meta" is not an object`,
+		`{"id":"p-8","meta":{"ts":true}}: field "meta.ts": true is neither epoch milliseconds nor an RFC 3339 string`,
+	}
+	if diff := cmp.Diff(wantDead, registry.linesOf(key+"/dead")); diff != "" {
+		t.Errorf("dead letters (-want +got):\n%s", diff)
+	}
+	checkAckedOnce(t, f, topic)
+}

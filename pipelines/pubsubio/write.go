@@ -4,6 +4,7 @@
 package pubsubio
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,7 +27,8 @@ const maxUnconfirmed = 10000
 // one JSON message, with the element's event time in epoch milliseconds in
 // the attribute DefaultTimeAttribute (or the one TimeAttribute names). A
 // string or []byte element is taken to be JSON text already and must be
-// valid JSON; any other element is encoded with encoding/json. Messages are
+// valid JSON; any other element is encoded with encoding/json, without
+// escaping HTML characters. Messages are
 // batched as the client library does; a bundle ends only once every one of
 // its messages is published, and any failure fails the bundle, so that the
 // runner retries it: a message may be published twice, never lost. Write
@@ -77,7 +79,7 @@ func (f *writeFn) Setup() error {
 func (f *writeFn) ProcessElement(ctx context.Context, et beam.EventTime, v beam.T) error {
 	data, err := encode(v)
 	if err != nil {
-		return fmt.Errorf("beamjoin: pubsubio.Write to %s: element at %d: %w", f.Topic, et.Milliseconds(), err)
+		return fmt.Errorf("beamjoin: pubsubio.Write to %s: the element with event time %d: %w", f.Topic, et.Milliseconds(), err)
 	}
 	f.pending = append(f.pending, f.publisher.Publish(ctx, &pubsub.Message{
 		Data:       data,
@@ -128,11 +130,13 @@ func encode(v any) ([]byte, error) {
 	case []byte:
 		data = x
 	default:
-		b, err := json.Marshal(v)
-		if err != nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
 			return nil, err
 		}
-		return b, nil
+		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 	}
 	if !json.Valid(data) {
 		return nil, errors.New("not valid JSON text")
