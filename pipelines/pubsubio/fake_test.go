@@ -218,6 +218,22 @@ func init() {
 	register.DoFn1x0[pubsubio.DeadLetter](&collectDeadFn{})
 }
 
+// discardFn drops what it is given.
+type discardFn struct{}
+
+func (discardFn) ProcessElement(beam.T) {}
+
+func init() { register.DoFn1x0[beam.T](&discardFn{}) }
+
+// drain gives col a consumer in a stage of its own, so that the stage that
+// makes col has an output. Prism v2.77 spins a core for the whole of every
+// bundle of a stage with no output (stage.Execute selects on the bundle's
+// DataWait channel, closed from the start when there is nothing to wait
+// for), and a streaming read's bundles last up to a second each.
+func drain(s beam.Scope, col beam.PCollection) {
+	beam.ParDo0(s, &discardFn{}, beam.Reshuffle(s, col))
+}
+
 // waitFor polls cond until it holds, failing the test after deadline.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()

@@ -88,28 +88,11 @@ type decoder struct {
 // whether that is its publish time because the time attribute is absent or
 // unreadable. An error says why the message is not good.
 func (d decoder) eventTime(data []byte, attrs map[string]string, publishTime int64) (ts int64, fellBack bool, err error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		if len(bytes.TrimSpace(data)) == 0 {
-			return 0, false, fmt.Errorf("empty message, want a JSON object")
-		}
-		if err == nil || json.Valid(data) {
-			return 0, false, fmt.Errorf("not a JSON object")
-		}
-		return 0, false, fmt.Errorf("bad JSON: %v", err)
-	}
 	if d.TimeField != "" {
-		v, err := lookup(obj, d.TimeField)
-		if err != nil {
-			return 0, false, err
-		}
-		if ts, err = jsonTime(v); err != nil {
-			return 0, false, fmt.Errorf("field %q: %v", d.TimeField, err)
-		}
-		if !inRange(ts) {
-			return 0, false, fmt.Errorf("field %q: %d is outside the times a pipeline can hold", d.TimeField, ts)
-		}
-		return ts, false, nil
+		return d.fieldTime(data)
+	}
+	if c := firstByte(data); c != '{' || !json.Valid(data) {
+		return 0, false, notAnObject(data)
 	}
 	if v, ok := attrs[d.TimeAttribute]; ok {
 		if ts, err := ParseTime(v); err == nil && inRange(ts) {
@@ -117,6 +100,46 @@ func (d decoder) eventTime(data []byte, attrs map[string]string, publishTime int
 		}
 	}
 	return publishTime, true, nil
+}
+
+// fieldTime reads the event time from the field TimeField of data.
+func (d decoder) fieldTime(data []byte) (int64, bool, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return 0, false, notAnObject(data)
+	}
+	v, err := lookup(obj, d.TimeField)
+	if err != nil {
+		return 0, false, err
+	}
+	ts, err := jsonTime(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("field %q: %v", d.TimeField, err)
+	}
+	if !inRange(ts) {
+		return 0, false, fmt.Errorf("field %q: %d is outside the times a pipeline can hold", d.TimeField, ts)
+	}
+	return ts, false, nil
+}
+
+// notAnObject says why data, which is not a JSON object, is not one.
+func notAnObject(data []byte) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fmt.Errorf("empty message, want a JSON object")
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("bad JSON: %v", err)
+	}
+	return fmt.Errorf("not a JSON object")
+}
+
+func firstByte(b []byte) byte {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
 }
 
 // ParseTime reads an event time written as an integer number of

@@ -207,6 +207,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 			ids[i] = m.GetAckId()
 		}
 		l.add(ctx, ids)
+		f.read.Inc(ctx, int64(len(msgs)))
 		now := time.Now().UnixMilli()
 		for _, m := range msgs {
 			f.emit(ctx, we, now, m.GetMessage(), emit, dead)
@@ -236,7 +237,6 @@ func (f *readFn) acknowledge(ctx context.Context, cur cursor) {
 // emit sends one pulled message to the messages or the dead letters.
 func (f *readFn) emit(ctx context.Context, we *clockEstimator, now int64, m *pubsubpb.PubsubMessage,
 	emit func(beam.EventTime, Message), dead func(beam.EventTime, DeadLetter)) {
-	f.read.Inc(ctx, 1)
 	published := m.GetPublishTime().AsTime().UnixMilli()
 	attrs := m.GetAttributes()
 	if len(attrs) == 0 {

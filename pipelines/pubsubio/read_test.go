@@ -52,6 +52,7 @@ func TestReadOrdersAndPayments(t *testing.T) {
 	}
 	for _, c := range []beam.PCollection{oBad, payBad} {
 		beam.ParDo0(s, &collectDeadFn{Key: key}, c)
+		drain(s, c)
 	}
 	run := start(p)
 	waitFor(t, "every message out and acknowledged", func() bool {
@@ -132,8 +133,9 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, _ := pubsubio.Read(s, sub)
+	msgs, bad := pubsubio.Read(s, sub)
 	beam.ParDo0(s, failFn{}, msgs)
+	drain(s, bad)
 	err := start(p).wait(t)
 	if err == nil || !strings.Contains(err.Error(), "test: failing on") {
 		t.Fatalf("the failing pipeline ended with %v, want its DoFn's error", err)
@@ -143,8 +145,9 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	}
 
 	p, s = beam.NewPipelineWithRoot()
-	msgs, _ = pubsubio.Read(s, sub)
+	msgs, bad = pubsubio.Read(s, sub)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
+	drain(s, bad)
 	run := start(p)
 	waitFor(t, "every message out and acknowledged", func() bool {
 		return registry.count(key) == len(want) && f.allAcked(topic)
@@ -268,8 +271,9 @@ func TestReadExtendsDeadlinesOfSlowBundle(t *testing.T) {
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, _ := pubsubio.Read(s, sub)
+	msgs, bad := pubsubio.Read(s, sub)
 	beam.ParDo0(s, &holdFn{Key: key}, msgs)
+	drain(s, bad)
 	run := start(p)
 	g := gateFor(key)
 	select {
@@ -315,8 +319,9 @@ func TestReadAcksEveryWave(t *testing.T) {
 	sub := f.subscription(t, topic, "orders-join")
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, _ := pubsubio.Read(s, sub)
+	msgs, bad := pubsubio.Read(s, sub)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
+	drain(s, bad)
 	run := start(p)
 	var want []string
 	for wave := range 4 {
@@ -365,6 +370,7 @@ func TestReadTimeField(t *testing.T) {
 	msgs, bad := pubsubio.Read(s, sub, pubsubio.TimeField("meta.ts"))
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	beam.ParDo0(s, &collectDeadFn{Key: key}, bad)
+	drain(s, bad)
 	run := start(p)
 	waitFor(t, "every message out and acknowledged", func() bool {
 		return registry.count(key)+registry.count(key+"/dead") == 8 && f.allAcked(topic)
