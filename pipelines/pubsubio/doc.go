@@ -55,10 +55,12 @@
 // Beam's bundle finalization is not used: in the Go SDK v2.77 a DoFn
 // instance's finalization callbacks run for its first bundle only (the
 // plan gets a new finalizer while its DoFns keep the old one), and Prism
-// logs an error for each later bundle. On Flink, where a bundle is
-// committed by a checkpoint rather than before its residual runs, the
-// acknowledgement can come before the checkpoint; a job restored from an
-// older checkpoint then misses those messages.
+// logs an error for each later bundle. Acknowledging when the residual
+// runs is right where a bundle's outputs and residual are committed
+// together before the residual runs, as on Prism and Dataflow. On Flink
+// (not tested here), where a checkpoint commits, the acknowledgement may
+// come before the checkpoint, and a job restored from an older checkpoint
+// would miss those messages.
 //
 // # Writing
 //

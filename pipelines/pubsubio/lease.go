@@ -106,7 +106,8 @@ func leaseOf(key string) (*lease, bool) {
 }
 
 // add keeps the ack IDs of newly pulled messages. ctx is the worker's
-// context: when it ends, the lease hands its messages back.
+// context, which the Go harness passes to every bundle and ends when the
+// worker stops: then the lease hands its messages back.
 func (l *lease) add(ctx context.Context, ids []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
