@@ -30,16 +30,18 @@ var (
 	// extendEvery how often the extensions come after the first.
 	leaseDeadline = 60 * time.Second
 	extendEvery   = 30 * time.Second
+)
+
+const (
 	// commitWithin is how long a bundle has to be known committed. Past
 	// it the lease gives up, and hands its messages back.
 	commitWithin = 5 * time.Minute
 	// settleTimeout bounds the acknowledgement or hand-back RPCs.
 	settleTimeout = time.Minute
+	// ackIDsPerRequest bounds the ack IDs in one Acknowledge or
+	// ModifyAckDeadline request (the service limits a request's size).
+	ackIDsPerRequest = 1000
 )
-
-// ackIDsPerRequest bounds the ack IDs in one Acknowledge or
-// ModifyAckDeadline request (the service limits a request's size).
-const ackIDsPerRequest = 1000
 
 // outcome is how a lease ends.
 type outcome int
@@ -172,14 +174,10 @@ func (l *lease) finish(ctx context.Context) {
 	l.done = true
 	l.mu.Unlock()
 	if l.outcome == acknowledge {
-		l.ack(ctx, ids)
+		acknowledgeAll(ctx, l.subs, l.subscription, ids)
 		return
 	}
 	l.modify(ctx, ids, 0)
-}
-
-func (l *lease) ack(ctx context.Context, ids []string) {
-	acknowledgeAll(ctx, l.subs, l.subscription, ids)
 }
 
 // acknowledgeAll acknowledges the messages of ids.

@@ -33,14 +33,15 @@ func init() {
 	register.Emitter2[beam.EventTime, DeadLetter]()
 }
 
-// Bundle and pull limits. Variables, not constants, so that a test or a
-// benchmark can change them.
-var (
+const (
 	// maxBundleMessages and maxBundleTime end a bundle that keeps finding
 	// messages, so that its outputs are committed and its messages
 	// acknowledged: a bundle's outputs go downstream only when it ends.
 	maxBundleMessages = 5000
 	maxBundleTime     = 500 * time.Millisecond
+	// maxPull is how many messages one pull asks for: the most the
+	// service returns at once.
+	maxPull = 1000
 	// pullWait bounds one pull; a pull that finds nothing in that time
 	// means the subscription is idle.
 	pullWait = time.Second
@@ -49,10 +50,6 @@ var (
 	idlePoll   = 100 * time.Millisecond
 	retryAfter = time.Second
 )
-
-// maxPull is how many messages one pull asks for: the most the service
-// returns at once.
-const maxPull = 1000
 
 // Read reads subscription ("projects/P/subscriptions/S") as an unbounded
 // stream: PCollection<Message> of the messages that are JSON objects, each
@@ -108,12 +105,12 @@ func TryRead(s beam.Scope, subscription string, opts ...Option) (messages, deadL
 //
 // The runner runs a residual only after the bundle that made it is
 // committed, outputs and residual together: so a message is acknowledged
-// only after the bundle that emitted it is committed. That is what bundle
-// finalization is for, but in the Go SDK v2.77 a DoFn instance's
+// only after the bundle that emitted it is committed. Bundle finalization
+// is meant for this, but in the Go SDK v2.77 a DoFn instance's
 // finalization callbacks run for its first bundle only (exec.Plan.Finalize
 // gives the plan a new finalizer while its DoFns keep the old one), and
-// Prism then logs an error for every later bundle; the residual cannot be
-// lost that way.
+// Prism then logs an error for every later bundle. A residual is never
+// skipped that way.
 type readFn struct {
 	Subscription string
 	Project      string
