@@ -17,6 +17,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -218,20 +219,33 @@ func init() {
 	register.DoFn1x0[pubsubio.DeadLetter](&collectDeadFn{})
 }
 
-// discardFn drops what it is given.
-type discardFn struct{}
+// drainFn drops what it is given. It declares state, which it never
+// touches, so that it is stateful: Prism runs it in a stage of its own, in
+// the SDK worker.
+type drainFn struct {
+	Unused state.Value[int64]
+}
 
-func (discardFn) ProcessElement(beam.T) {}
+func (f *drainFn) ProcessElement(_ state.Provider, _ string, _ beam.T) {}
 
-func init() { register.DoFn1x0[beam.T](&discardFn{}) }
+// keyAll keys every element alike.
+func keyAll(x beam.T) (string, beam.T) { return "", x }
+
+func init() {
+	register.DoFn3x0[state.Provider, string, beam.T](&drainFn{})
+	register.Function1x2(keyAll)
+}
 
 // drain gives col a consumer in a stage of its own, so that the stage that
 // makes col has an output. Prism v2.77 spins a core for the whole of every
 // bundle of a stage with no output (stage.Execute selects on the bundle's
 // DataWait channel, closed from the start when there is nothing to wait
-// for), and a streaming read's bundles last up to a second each.
+// for), and a streaming read's bundles last up to a second each. The
+// consumer is a stateful DoFn, not a Reshuffle: Prism runs a Reshuffle
+// itself, and a step it runs itself can fail the job with its progress
+// race (see internal/prismrun), which a streaming test cannot run again.
 func drain(s beam.Scope, col beam.PCollection) {
-	beam.ParDo0(s, &discardFn{}, beam.Reshuffle(s, col))
+	beam.ParDo0(s, &drainFn{Unused: state.MakeValueState[int64]("unused")}, beam.ParDo(s, keyAll, col))
 }
 
 // waitFor polls cond until it holds, failing the test after deadline.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -167,30 +167,34 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	}
 }
 
-// keyFn keys every message alike, for a GroupByKey.
+// keyFn keys every message alike, for a timer.
 func keyFn(m pubsubio.Message) (string, pubsubio.Message) { return "all", m }
 
-// windowCountFn reports a window's start and its number of messages.
-type windowCountFn struct{ Key string }
+// secondEndFn sets an event-time timer at the end of the second of each
+// message, and reports the time of each timer that fires. A fired
+// event-time timer proves the watermark passed its time.
+type secondEndFn struct {
+	Key  string
+	Fire timers.EventTime
+}
 
-func (f *windowCountFn) ProcessElement(w beam.Window, _ string, msgs func(*pubsubio.Message) bool) {
-	n := 0
-	var m pubsubio.Message
-	for msgs(&m) {
-		n++
-	}
-	registry.add(f.Key, fmt.Sprintf("%d %d", w.(window.IntervalWindow).Start.Milliseconds(), n))
+func (f *secondEndFn) ProcessElement(et beam.EventTime, tp timers.Provider, _ string, _ pubsubio.Message) {
+	f.Fire.Set(tp, et.ToTime().Truncate(time.Second).Add(time.Second))
+}
+
+func (f *secondEndFn) OnTimer(et beam.EventTime, _ timers.Provider, _ string, _ timers.Context) {
+	registry.add(f.Key, fmt.Sprintf("fired at %d", et.Milliseconds()))
 }
 
 func init() {
 	register.Function1x2(keyFn)
-	register.DoFn3x0[beam.Window, string, func(*pubsubio.Message) bool](&windowCountFn{})
-	register.Iter1[pubsubio.Message]()
+	register.DoFn4x0[beam.EventTime, timers.Provider, string, pubsubio.Message](&secondEndFn{})
 }
 
-// A fixed window closes, and its GroupByKey fires, while the subscription
-// is quiet: the watermark moves on once the subscription is idle. Without
-// that it would wait for a message after the window that never comes.
+// An event-time timer downstream fires while the subscription is quiet:
+// the watermark moves on once the subscription is idle. Without that the
+// timer, at the end of the messages' second, would wait for a message
+// after it that never comes.
 func TestReadWatermarkMovesWhenIdle(t *testing.T) {
 	key := t.Name()
 	f := newFake(t, key)
@@ -203,13 +207,12 @@ func TestReadWatermarkMovesWhenIdle(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	msgs, _ := pubsubio.Read(s, sub, pubsubio.IdleAfter(200*time.Millisecond))
-	windowed := beam.WindowInto(s, window.NewFixedWindows(time.Second), msgs)
-	beam.ParDo0(s, &windowCountFn{Key: key}, beam.GroupByKey(s, beam.ParDo(s, keyFn, windowed)))
+	beam.ParDo0(s, &secondEndFn{Key: key, Fire: timers.InEventTime("fire")}, beam.ParDo(s, keyFn, msgs))
 	run := start(p)
-	waitFor(t, "the window to fire", func() bool { return registry.count(key) > 0 })
+	waitFor(t, "the timer to fire", func() bool { return registry.count(key) > 0 })
 	run.stop(t)
-	if diff := cmp.Diff([]string{fmt.Sprintf("%d 3", t0)}, registry.linesOf(key)); diff != "" {
-		t.Errorf("windows (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{fmt.Sprintf("fired at %d", t0+1000)}, registry.linesOf(key)); diff != "" {
+		t.Errorf("timers (-want +got):\n%s", diff)
 	}
 }
 
