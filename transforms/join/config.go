@@ -25,6 +25,7 @@ type config struct {
 	window       *window.Fn
 	layout       *layout // tests and benchmarks only: a forced state layout
 	noCache      bool    // tests and benchmarks only: no bundle cache
+	bounded      bool    // the bounded-input path (interval_bounded.go)
 	set          setMask
 }
 
@@ -48,6 +49,7 @@ const (
 	setCleanupEvery
 	setWindow
 	setHotKeyBuckets
+	setBounded
 	setTestOnly
 )
 
@@ -65,13 +67,14 @@ var optionNames = []struct {
 	{setCleanupEvery, "CleanupEvery"},
 	{setWindow, "WindowInto"},
 	{setHotKeyBuckets, "HotKeyBuckets"},
+	{setBounded, "Bounded"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setTestOnly
 	windowOptions  = setType | setWindow
 	coGroupOptions = setWindow
 )

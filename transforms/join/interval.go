@@ -102,7 +102,12 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		fn = &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
 			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
 	}
-	raw, rawLate := beam.ParDo2(s, fn, tagged)
+	var raw, rawLate beam.PCollection
+	if cfg.bounded {
+		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, tagged)
+	} else {
+		raw, rawLate = beam.ParDo2(s, fn, tagged)
+	}
 
 	resultType := reflect.TypeOf(Result[K, L, R]{})
 	results = beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: resultType}, Left: leftCoder, Right: rightCoder}, raw,

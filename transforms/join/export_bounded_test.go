@@ -1,0 +1,65 @@
+package join
+
+import (
+	"fmt"
+
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+)
+
+// SweepElement is one element of a key for Sweep.
+type SweepElement struct {
+	Side  Side
+	Time  int64 // event time, ms
+	Value string
+}
+
+// Sweep runs the bounded path's sweep of one key over elements, given in
+// any order, under the interval options opts. It returns the records the
+// sweep emits, each written "kind left@time right@time t=time" with "-"
+// for an absent side, the late elements written "late side value@time",
+// and the counts the sweep reports, by counter name; buffered_per_key is
+// the largest buffered count it recorded.
+func Sweep(elements []SweepElement, opts ...Option) (records, late []string, counts map[string]int64, err error) {
+	cfg, err := intervalConfig(opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	entries := make([]match.Entry[[]byte], len(elements))
+	for i, e := range elements {
+		entries[i] = match.Entry[[]byte]{Side: e.Side.core(), Time: e.Time, Value: []byte(e.Value)}
+	}
+	side := func(has bool, v []byte, t int64) string {
+		if !has {
+			return "-"
+		}
+		return fmt.Sprintf("%s@%d", v, t)
+	}
+	var peak int
+	out := sweepOutput{
+		record: func(ts int64, r record) {
+			records = append(records, fmt.Sprintf("%v %s %s t=%d", r.Kind, side(r.HasLeft, r.Left, r.LeftTime), side(r.HasRight, r.Right, r.RightTime), ts))
+		},
+		late:       func(e match.Entry[[]byte]) { late = append(late, fmt.Sprintf("late %v %s@%d", sideOf(e.Side), e.Value, e.Time)) },
+		bufferedAt: func(n int) { peak = max(peak, n) },
+	}
+	sweeper{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupEvery.Milliseconds()}.sweep(entries, &out)
+
+	counts = map[string]int64{}
+	add := func(name string, n int64) {
+		if n != 0 {
+			counts[name] += n
+		}
+	}
+	for _, s := range []Side{Left, Right} {
+		add(s.String()+"_in", out.in[s])
+		add(s.String()+"_unmatched_out", out.unmatchedOut[s])
+		for f, n := range out.fate[s] {
+			add(s.String()+"_"+match.Fate(f).String(), n)
+		}
+	}
+	add("pairs_out", out.pairs)
+	add("retractions_out", out.retracted)
+	add("buffered", out.buffered-out.removes)
+	add("buffered_per_key", int64(peak))
+	return records, late, counts, nil
+}
