@@ -39,7 +39,9 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 		record: func(ts int64, r record) {
 			records = append(records, fmt.Sprintf("%v %s %s t=%d", r.Kind, side(r.HasLeft, r.Left, r.LeftTime), side(r.HasRight, r.Right, r.RightTime), ts))
 		},
-		late:       func(e match.Entry[[]byte]) { late = append(late, fmt.Sprintf("late %v %s@%d", sideOf(e.Side), e.Value, e.Time)) },
+		late: func(e match.Entry[[]byte]) {
+			late = append(late, fmt.Sprintf("late %v %s@%d", sideOf(e.Side), e.Value, e.Time))
+		},
 		bufferedAt: func(n int) { peak = max(peak, n) },
 	}
 	sweeper{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupEvery.Milliseconds()}.sweep(entries, &out)
