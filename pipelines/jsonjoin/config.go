@@ -67,6 +67,11 @@ type Config struct {
 	// MaxLineBytes is the longest input line; zero is
 	// jsonl.DefaultMaxLineBytes.
 	MaxLineBytes int
+
+	// streamingBatch makes an interval join of files read whole use the
+	// streaming path rather than join.Bounded: benchmarks compare the two
+	// (export_test.go).
+	streamingBatch bool
 }
 
 // Validate reports a config that cannot be built: a missing input, options

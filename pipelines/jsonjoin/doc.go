@@ -17,6 +17,11 @@
 // jsonl.Record values. Build adds the whole join to a pipeline of one's own;
 // Run builds and runs it and returns its counters.
 //
+// An interval join of files read whole (Replay false) is a batch join: it
+// runs join.Interval's bounded path (join.Bounded), which groups each key's
+// records and sweeps them in event-time order, with no late records. With
+// Replay the files are streams, and the join runs on state and timers.
+//
 // # Output
 //
 // One JSON object per line; the input objects are copied through byte for

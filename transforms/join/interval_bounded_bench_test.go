@@ -1,0 +1,103 @@
+package join_test
+
+// Benchmarks of the interval join's bounded path (join.Bounded) on Prism,
+// in process, against the window join and the streaming path on the same
+// bounded input: the generator of pipeline_bench_test.go's genSpec, but
+// emitting everything from one plain DoFn call, so that the inputs are
+// bounded. Run with -benchtime=1x; `make bench` does.
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/beamjoin/beamjoin/transforms/join"
+)
+
+func init() {
+	register.DoFn3x0[genSpec, func(beam.EventTime, string, string), func(beam.EventTime, string, string)](&genBoundedFn{})
+}
+
+// genBoundedFn emits a genSpec's elements, in order, from one call: a
+// bounded source (a DoFn that cannot resume), unlike genFn.
+type genBoundedFn struct{}
+
+func (genBoundedFn) ProcessElement(g genSpec, left, right func(beam.EventTime, string, string)) {
+	keys := make([]string, g.Keys)
+	for k := range keys {
+		keys[k] = fmt.Sprintf("key-%05d", k)
+	}
+	for i := range g.N {
+		v := fmt.Sprintf("%d", i)
+		for len(v) < g.Value {
+			v += "v"
+		}
+		emit := right
+		if g.left(i) {
+			emit = left
+		}
+		emit(beam.EventTime(g.time(i)), keys[i%g.Keys], v)
+	}
+}
+
+// boundedCases are the pipelines BenchmarkBounded compares on one bounded
+// input: the bounded path, the window join, and the streaming path (what
+// join.Interval does with a bounded input without join.Bounded).
+var boundedCases = []pipelineCase{
+	intervalCase("interval-bounded-inner", benchBounds, join.Bounded()),
+	intervalCase("interval-bounded-left-final", benchBounds, join.LeftOuter, join.EmitFinal, join.Bounded()),
+	{
+		name: "window-tumbling",
+		build: func(s beam.Scope, left, right beam.PCollection) {
+			res := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)))
+			beam.ParDo0(s, countWindowResultsFn{}, res)
+		},
+		want: func(g genSpec) int64 { return g.N / 2 },
+	},
+	intervalCase("interval-inner", benchBounds),
+}
+
+// BenchmarkBounded runs each of boundedCases on the standard input
+// (1000 keys, one partner each), bounded: elem/s and their ratios at the
+// same N are the comparison.
+func BenchmarkBounded(b *testing.B) {
+	for _, n := range []int64{10_000, 100_000} {
+		for _, c := range boundedCases {
+			b.Run(fmt.Sprintf("%s/N=%d", c.name, n), func(b *testing.B) {
+				for range b.N {
+					runBounded(b, standard(n), c)
+				}
+			})
+		}
+	}
+}
+
+// runBounded runs one pipeline once on g's elements, bounded, and reports
+// its metrics as runPipeline does.
+func runBounded(b *testing.B, g genSpec, c pipelineCase) {
+	b.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	left, right := beam.ParDo2(s.Scope("generate"), &genBoundedFn{}, beam.Create(s, g))
+	c.build(s, left, right)
+	beamlog.SetupLogging("warn", "text")
+	results.reset(0)
+	stop := peakLive()
+	start := time.Now()
+	_, err := ptest.RunWithMetrics(p)
+	wall := time.Since(start)
+	peak := stop()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if want := c.want(g); want >= 0 && results.n.Load() != want {
+		b.Fatalf("%s: %d records, want %d", c.name, results.n.Load(), want)
+	}
+	b.ReportMetric(float64(g.N)/wall.Seconds(), "elem/s")
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(g.N), "ns/elem")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-live-MB")
+}
