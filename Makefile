@@ -29,11 +29,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-# Benchmarks (issue 6): the matching core and the StreamJoiner against
-# nested loops, state bytes, and pipelines on Prism in process against a
-# bag-append baseline, scaling and a hot key; the Pub/Sub source on the
-# pstest fake against a bare pull loop and Receive (issue 10, msgs/s and
-# acked/s). Raw, benchstat-compatible
+# Benchmarks (issues 6, 10 and 14): the matching core and the StreamJoiner
+# against nested loops, state bytes, and pipelines on Prism in process
+# against a bag-append baseline, scaling and a hot key; the interval join's
+# bounded path against the window join on a bounded input, and `beamjoin
+# interval` on 2x100k generated lines, bounded vs streaming path and SQLite;
+# the Pub/Sub source on the pstest fake against a bare pull loop and Receive
+# (msgs/s and acked/s). Raw, benchstat-compatible
 # results go to .bench/raw.txt (Prism's log to .bench/prism.log); the table
 # is printed at the end. BENCH_1M=1 adds the 1M-element scaling run (about
 # five more minutes). Pipeline runs take one iteration each (-benchtime 1x).
@@ -48,6 +50,9 @@ bench:
 	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
 	$(GO) test -run '^$$' -bench 'BenchmarkHotKey' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkRead' -benchtime 1x -count 3 -timeout 30m ./pipelines/pubsubio >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^(interval-bounded-inner|interval-bounded-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^interval-inner$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkBatchInterval' -benchtime 1x -timeout 60m ./pipelines/jsonjoin >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) run ./cmd/benchtable .bench/raw.txt
 
 # A longer fuzz run of the matching core against its brute-force oracle.

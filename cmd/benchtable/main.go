@@ -52,6 +52,8 @@ func report(w io.Writer, r results) {
 	pipelines(w, r, &t)
 	scaling(w, r, &t)
 	hotKey(w, r, &t)
+	bounded(w, r, &t)
+	batch(w, r, &t)
 	stateBytes(w, r, &t)
 	t.print(w)
 }
@@ -330,7 +332,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issue 6)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6 and 14)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}
