@@ -7,8 +7,11 @@ package main
 
 import (
 	"encoding"
+	"errors"
 	"flag"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
@@ -198,6 +201,14 @@ func (f *cmdFlags) windows(c *jsonjoin.Config) error {
 		return usagef("--gap gives session windows, which take no --size or --slide: give either --gap or --size [--slide]")
 	case !f.gap.set && !f.size.set:
 		return usagef("--size is required: fixed windows of --size (sliding with --slide), or session windows with --gap instead (e.g. --size 1h)")
+	case f.gap.set && f.gap.d == 0, f.slide.set && f.slide.d == 0:
+		// In a Config, zero means "not given": say it here, or the join
+		// would judge other windows than the ones asked for.
+		name, d := "gap", f.gap
+		if !f.gap.set {
+			name, d = "slide", f.slide
+		}
+		return usagef("--%s %s: a window %s must be positive", name, d.text, name)
 	}
 	c.Size, c.Slide, c.Gap = f.size.d, f.slide.d, f.gap.d
 	return nil
@@ -224,4 +235,68 @@ func trimPrefix(err error) string {
 		return s[len(p):]
 	}
 	return s
+}
+
+// invalidValue is how package flag reports a value that its flag's Set
+// rejected.
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+
+// parseError is a usage error for an error of flag.FlagSet.Parse in
+// subcommand cmd, naming the flag with two dashes as the help does.
+func parseError(cmd string, err error) error {
+	msg := err.Error()
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		return usagef("--%s %s: %s", m[2], m[1], strings.TrimPrefix(m[3], "beamjoin: "))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return usagef("%s: unknown flag --%s (run 'beamjoin %s --help')", cmd, name, cmd)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return usagef("%s: --%s needs a value (run 'beamjoin %s --help')", cmd, name, cmd)
+	}
+	return usagef("%s: %s (run 'beamjoin %s --help')", cmd, msg, cmd)
+}
+
+// optionError turns an error of the join's checks of the options (see
+// jsonjoin.Config.Validate) into a usage error naming the flags that gave
+// the option at fault, as the user typed them, with what the flags mean.
+// The checks themselves are the join's: this only says which flags.
+func (f *cmdFlags) optionError(err error) error {
+	var oe *join.OptionError
+	if !errors.As(err, &oe) {
+		return &usageError{msg: err.Error()}
+	}
+	var given []string
+	show := func(name string, d durationFlag) {
+		if d.set {
+			given = append(given, "--"+name+" "+d.text)
+		}
+	}
+	var want string
+	switch oe.Option {
+	case "Between":
+		show("lower", f.lower)
+		show("upper", f.upper)
+		if *f.lowerExclusive {
+			given = append(given, "--lower-exclusive")
+		}
+		if *f.upperExclusive {
+			given = append(given, "--upper-exclusive")
+		}
+		want = "a right element joins a left one iff lower <= ts(right) - ts(left) <= upper; e.g. --lower 0 --upper 15m"
+	case "AllowedLateness":
+		show("allowed-lateness", f.allowedLateness)
+		want = "e.g. --allowed-lateness 1m"
+	case "WindowInto":
+		show("size", f.size)
+		show("slide", f.slide)
+		show("gap", f.gap)
+		want = "e.g. --size 1h, or --size 1h --slide 10m"
+		if f.gap.set {
+			want = "e.g. --gap 30m"
+		}
+	default:
+		return &usageError{msg: err.Error()}
+	}
+	return usagef("%s: %s (%s)", strings.Join(given, " "), oe.Reason(), want)
 }

@@ -83,10 +83,7 @@ func run(args []string) int {
 			printUsage(os.Stdout, f)
 			return 0
 		}
-		// A flag's own parse error (--type outer) is one of beamjoin's: say
-		// "beamjoin:" once.
-		msg := strings.Replace(err.Error(), ": beamjoin: ", ": ", 1)
-		return fail(usagef("%s: %s (run 'beamjoin %s --help')", name, msg, name))
+		return fail(parseError(name, err))
 	}
 	if fs.NArg() > 0 {
 		return fail(usagef("%s: unexpected argument %q: inputs are given with --left and --right", name, fs.Arg(0)))
@@ -103,7 +100,7 @@ func run(args []string) int {
 		return fail(err)
 	}
 	if err := c.Validate(); err != nil {
-		return fail(&usageError{msg: err.Error()})
+		return fail(f.optionError(err))
 	}
 	if err := checkRunner(*runners.Runner); err != nil {
 		return fail(err)

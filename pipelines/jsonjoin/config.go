@@ -113,8 +113,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("beamjoin: cogroup takes no join type: every group is reported")
 	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
 		return fmt.Errorf("beamjoin: session windows (gap %v) take no size or slide", c.Gap)
-	case c.Slide > c.Size:
-		return fmt.Errorf("beamjoin: window slide %v is not in (0, size %v]", c.Slide, c.Size)
 	}
 	return check(c.joinOptions()...)
 }

@@ -32,7 +32,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no_size", base(jsonjoin.Window), "beamjoin: join.Window: WindowInto(window.NewFixedWindows(0s)): the size 0s is not positive"},
 		{"lower_above_upper", with(base(jsonjoin.Interval), func(c *jsonjoin.Config) { c.Lower = time.Hour }), "beamjoin: lower bound 1h0m0s is greater than upper bound 0s"},
 		{"gap_and_size", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Gap = time.Minute }), "beamjoin: session windows (gap 1m0s) take no size or slide"},
-		{"slide_over_size", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Minute; c.Slide = time.Hour }), "beamjoin: window slide 1h0m0s is not in (0, size 1m0s]"},
+		{"slide_over_size", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Minute; c.Slide = time.Hour }), "beamjoin: join.Window: WindowInto(window.NewSlidingWindows(1h0m0s, 1m0s)): the period 1h0m0s is greater than the size 1m0s: an element between two windows would be in none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.Validate()

@@ -6,7 +6,9 @@ package join
 // CheckWindow and CheckCoGroup.
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
@@ -142,8 +144,48 @@ func intervalConfig(opts []Option) (config, error) {
 	if c.set&setBounds == 0 {
 		return c, fmt.Errorf("beamjoin: join.Interval needs bounds: add join.Between(lower, upper)")
 	}
-	return c, c.rules().Validate()
+	// The rules check the bounds first: an error once the bounds pass is
+	// the lateness's.
+	if err := c.bounds.Validate(); err != nil {
+		return c, &OptionError{Option: "Between", Err: err}
+	}
+	if err := c.rules().Validate(); err != nil {
+		return c, &OptionError{Option: "AllowedLateness", Err: err}
+	}
+	return c, nil
 }
+
+// OptionError is an option value that a join rejects. Option names the
+// function that made the option ("Between" for the bounds and their
+// exclusive ends, "AllowedLateness", "WindowInto"), so that a caller that
+// builds options from settings of its own, such as a command's flags, can
+// name the setting at fault; Reason is what is wrong, without the
+// "beamjoin:" prefix or the option, e.g. "lower bound 10m0s is greater than
+// upper bound 5m0s". Err is the whole error, as its Error method says it.
+type OptionError struct {
+	Option string
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Reason is what is wrong with the option: the end of the error's text,
+// after its "beamjoin:" prefix and the transform and option it names.
+func (e *OptionError) Reason() string {
+	var r *reasonError
+	if errors.As(e.Err, &r) {
+		return r.reason
+	}
+	return strings.TrimPrefix(e.Err.Error(), "beamjoin: ")
+}
+
+// reasonError is an error whose text is a prefix naming where it happened
+// and a reason.
+type reasonError struct{ prefix, reason string }
+
+func (e *reasonError) Error() string { return e.prefix + e.reason }
 
 // windowedConfig is the config of CoGroup and Window (named op): a window
 // given with WindowInto must be one that can assign event times.
@@ -156,13 +198,15 @@ func windowedConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)", op)
 	}
 	if err := checkWindowFn(c.window); err != nil {
-		return c, fmt.Errorf("beamjoin: %s: WindowInto(%s): %w", op, windowFnName(c.window), err)
+		prefix := fmt.Sprintf("beamjoin: %s: WindowInto(%s): ", op, windowFnName(c.window))
+		return c, &OptionError{Option: "WindowInto", Err: &reasonError{prefix: prefix, reason: err.Error()}}
 	}
 	return c, nil
 }
 
 // checkWindowFn reports a window length that is not positive or is finer
-// than event time.
+// than event time, and sliding windows that leave gaps: with a period over
+// the size, an element between two windows would be in none, and dropped.
 func checkWindowFn(fn *window.Fn) error {
 	type length struct {
 		name string
@@ -184,6 +228,9 @@ func checkWindowFn(fn *window.Fn) error {
 		if l.d%time.Millisecond != 0 {
 			return fmt.Errorf("the %s %v is finer than a millisecond, the precision of event time", l.name, l.d)
 		}
+	}
+	if fn.Kind == window.SlidingWindows && fn.Period > fn.Size {
+		return fmt.Errorf("the period %v is greater than the size %v: an element between two windows would be in none", fn.Period, fn.Size)
 	}
 	return nil
 }
