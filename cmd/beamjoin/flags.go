@@ -55,6 +55,8 @@ type cmdFlags struct {
 	out, deadLetter          *string
 	watermarkLag             durationFlag
 	logLevel                 *string
+	quiet                    *bool
+	progress                 durationFlag
 
 	// interval
 	lower, upper, allowedLateness  durationFlag
@@ -120,6 +122,9 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 	}
 	str(&f.deadLetter, "dead-letter", "", "`FILE` for lines that are not records: bad JSON, missing key or time, over 1 MiB (default: counted only)")
 	dur(&f.watermarkLag, "watermark-lag", "replay each file in line order as a stream whose watermark trails the largest time read by `DUR` (default: read files whole, in batch)")
+	f.progress = durationFlag{d: jsonjoin.DefaultProgressEvery, text: jsonjoin.DefaultProgressEvery.String(), set: true}
+	dur(&f.progress, "progress", "report progress on standard error after `DUR`, then every DUR or every tenth of the time elapsed, whichever is longer; only workers in this process (Prism's default) report it")
+	boolean(&f.quiet, "quiet", "no progress reports on standard error")
 	str(&f.logLevel, "log-level", "warn", "runner log `LEVEL`: debug, info, warn or error")
 	return f
 }
@@ -146,6 +151,9 @@ func (f *cmdFlags) config() (jsonjoin.Config, error) {
 	}
 	if c.Right, err = input("right", *f.right, pick(*f.rightKey, *f.key), pick(*f.rightTime, *f.tim)); err != nil {
 		return c, err
+	}
+	if f.progress.d <= 0 {
+		return c, usagef("--progress %s: give a positive duration (e.g. --progress 30s), or --quiet for no progress", f.progress.text)
 	}
 	if f.watermarkLag.set {
 		if err := wholeMillis("watermark-lag", f.watermarkLag, false); err != nil {

@@ -105,17 +105,35 @@ func run(args []string) int {
 	if err := checkRunner(*runners.Runner); err != nil {
 		return fail(err)
 	}
+	workers := jsonjoin.WorkersOf(*runners.Runner)
+	if !*f.quiet {
+		c.Progress, c.ProgressEvery = progressPrinter(os.Stderr, f.progress.d), f.progress.d
+	}
+	if workers == jsonjoin.Remote && c.Accounting == "" {
+		c.Accounting = remoteAccounting()
+	}
+	var dry *dryRunLog
+	if dryRun() {
+		dry = captureDryRun()
+	}
 	sum, err := jsonjoin.Run(context.Background(), c, *runners.Runner)
 	var ce *jsonjoin.ConfigError
 	if errors.As(err, &ce) {
-		return fail(&usageError{msg: ce.Error()})
+		return fail(pathError(ce))
 	}
 	if err != nil {
 		return fail(err)
 	}
+	if !sum.Ran {
+		dry.report(os.Stdout, os.Stderr, *runners.Runner)
+		return 0
+	}
+	if workers == jsonjoin.Remote {
+		removeFile(c.Accounting)
+	}
 	fmt.Fprint(os.Stderr, sum)
 	if err := sum.Check(); err != nil {
-		fmt.Fprintf(os.Stderr, "%v; the records written are not affected: on Prism, counters can lose a few increments\n", err)
+		return fail(err)
 	}
 	hint(sum, c)
 	return 0
@@ -123,13 +141,24 @@ func run(args []string) int {
 
 // hint points at the flag that writes what was only counted.
 func hint(sum jsonjoin.Summary, c jsonjoin.Config) {
-	n := sum.Counters
+	n := sum.Counts
 	if bad := n["left_invalid"] + n["right_invalid"]; bad > 0 && c.DeadLetter == "" {
-		fmt.Fprintf(os.Stderr, "beamjoin: invalid lines not written: %d; --dead-letter FILE writes them with the reason\n", bad)
+		fmt.Fprintf(os.Stderr, "beamjoin: invalid lines not written: %d (%s); --dead-letter FILE writes them with the reason\n", bad, sum.InvalidReasons())
 	}
-	if late := n["left_late"] + n["right_late"]; late > 0 && c.Late == "" {
+	if late := n["left_late_out"] + n["right_late_out"]; late > 0 && c.Late == "" {
 		fmt.Fprintf(os.Stderr, "beamjoin: late elements not written: %d; --late FILE writes them\n", late)
 	}
+}
+
+// pathError is the usage error for a Config that Run could not build,
+// naming the flag of a file that cannot be read or written.
+func pathError(ce *jsonjoin.ConfigError) error {
+	var pe *jsonjoin.PathError
+	if !errors.As(ce, &pe) {
+		return &usageError{msg: ce.Error()}
+	}
+	flags := map[string]string{"Left": "left", "Right": "right", "Out": "out", "Late": "late", "DeadLetter": "dead-letter"}
+	return usagef("--%s %s: %v", flags[pe.Field], pe.Path, pe.Err)
 }
 
 // fail prints err on one line and returns the exit status for it: 2 for a

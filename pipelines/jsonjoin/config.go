@@ -68,6 +68,25 @@ type Config struct {
 	// jsonl.DefaultMaxLineBytes.
 	MaxLineBytes int
 
+	// Accounting is where Build writes the run's accounting, the counts
+	// of a Summary made from the records (lines read, dead letters by
+	// reason, records written), as JSON lines that ReadSummary reads; ""
+	// writes none. Run picks a temporary file when it is empty and the
+	// workers share this machine's files; for remote workers, give a path
+	// both they and this process can reach (gs://…).
+	Accounting string
+
+	// Progress, when set, is called by Run with the run's progress every
+	// ProgressEvery (DefaultProgressEvery when zero) while the job runs,
+	// and once more, Done, when it has finished. Only workers in this
+	// process (see WorkersOf) report progress.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+
+	// hub is the id of the progress hub that Build's DoFns feed; Run sets
+	// it.
+	hub string
+
 	// streamingBatch makes an interval join of files read whole use the
 	// streaming path rather than join.Bounded: benchmarks compare the two
 	// (export_test.go).

@@ -34,7 +34,7 @@ func Example() {
 	}
 	out, _ := os.ReadFile(c.Out)
 	fmt.Print(string(out))
-	fmt.Println("left lines read:", sum.Counters["left_read"])
+	fmt.Println("left lines read:", sum.Counts["left_read"])
 	// Output:
 	// {"kind":"pair","key":"a","left":{"id":"a","t":0,"v":"L1"},"right":{"id":"a","t":30000,"v":"R1"},"left_time":0,"right_time":30000,"time":30000}
 	// {"kind":"pair","key":"a","left":{"id":"a","t":0,"v":"L1"},"right":{"id":"a","t":90000,"v":"R2"},"left_time":0,"right_time":90000,"time":90000}

@@ -73,31 +73,3 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
-
-func TestSummaryString(t *testing.T) {
-	s := jsonjoin.Summary{Op: jsonjoin.Interval, Counters: map[string]int64{
-		"left_read": 4, "left_in": 3, "left_matched": 2, "left_unmatched": 1, "left_invalid": 1,
-		"right_read": 2, "right_in": 2, "right_matched": 1, "right_late": 1, "pairs_out": 2, "left_unmatched_out": 1,
-		"keys_with_state": 0,
-	}}
-	want := "side   read  in  matched  unmatched  expired  evicted  late  invalid\n" +
-		"left   4     3   2        1          0        0        0     1\n" +
-		"right  2     2   1        0          0        0        1     0\n" +
-		"pairs_out 2  retractions_out 0  left_unmatched_out 1  right_unmatched_out 0\n"
-	if got := s.String(); got != want {
-		t.Errorf("String() =\n%s\nwant\n%s", got, want)
-	}
-}
-
-func TestSummaryCheck(t *testing.T) {
-	ok := map[string]int64{"left_read": 4, "left_invalid": 1, "left_in": 3, "left_matched": 2, "left_late": 1,
-		"right_read": 1, "right_in": 1, "right_expired": 1}
-	if err := (jsonjoin.Summary{Op: jsonjoin.Interval, Counters: ok}).Check(); err != nil {
-		t.Errorf("Check() = %v for counters that add up", err)
-	}
-	ok["right_in"] = 2
-	want := "beamjoin: the counters do not add up (right: 1 valid lines, 2 in, 1 fates)"
-	if err := (jsonjoin.Summary{Op: jsonjoin.Interval, Counters: ok}).Check(); err == nil || err.Error() != want {
-		t.Errorf("Check() = %v, want %q", err, want)
-	}
-}

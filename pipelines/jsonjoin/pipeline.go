@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -30,8 +32,9 @@ func init() {
 
 // Build adds the join that c describes to the pipeline: it reads both
 // inputs, joins them, and writes the results, the late elements and the
-// dead letters where c says. It returns an error, and adds nothing that
-// matters, when c is invalid or an input pattern matches no file.
+// dead letters where c says, and the run's accounting to c.Accounting when
+// it is set. It returns an error, and adds nothing that matters, when c is
+// invalid or an input pattern matches no file.
 func Build(s beam.Scope, c Config) error {
 	if err := c.Validate(); err != nil {
 		return err
@@ -45,7 +48,14 @@ func Build(s beam.Scope, c Config) error {
 	if err != nil {
 		return err
 	}
-
+	// counts are the tallies of the accounting (accounting.go): every line
+	// read, and every record made.
+	counts := []beam.PCollection{
+		beam.ParDo(s, &countRecordFn{Side: "left", Hub: c.hub}, left),
+		beam.ParDo(s, &countDeadLetterFn{Side: "left", Key: c.Left.Fields.Key, Time: c.Left.Fields.Time, Hub: c.hub}, leftBad),
+		beam.ParDo(s, &countRecordFn{Side: "right", Hub: c.hub}, right),
+		beam.ParDo(s, &countDeadLetterFn{Side: "right", Key: c.Right.Fields.Key, Time: c.Right.Fields.Time, Hub: c.hub}, rightBad),
+	}
 	var out beam.PCollection
 	opts := c.joinOptions()
 	switch c.Op {
@@ -60,6 +70,7 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 		out = beam.ParDo(s, FormatResult, results)
+		counts = append(counts, beam.ParDo(s, &countResultFn{Hub: c.hub}, results), beam.ParDo(s, countLate, late))
 		if c.Late != "" {
 			jsonl.Write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late))
 		}
@@ -69,12 +80,14 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 		out = beam.ParDo(s, FormatWindowResult, results)
+		counts = append(counts, beam.ParDo(s, &countWindowResultFn{Hub: c.hub}, results))
 	case CoGroup:
 		groups, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
 		if err != nil {
 			return err
 		}
 		out = beam.ParDo(s, FormatGroup, groups)
+		counts = append(counts, beam.ParDo(s, &countGroupFn{Hub: c.hub}, groups))
 	}
 	path := c.Out
 	if path == "" {
@@ -84,6 +97,9 @@ func Build(s beam.Scope, c Config) error {
 	if c.DeadLetter != "" {
 		bad := beam.Flatten(s, leftBad, rightBad)
 		jsonl.Write(s.Scope("deadletters"), c.DeadLetter, beam.ParDo(s, FormatDeadLetter, bad))
+	}
+	if c.Accounting != "" {
+		account(s, c.Accounting, counts)
 	}
 	return nil
 }
@@ -103,12 +119,26 @@ func (c Config) source(side string, in Input) jsonl.Source {
 // Go SDK's portable runner, started in process with LOOPBACK workers.
 const DefaultRunner = "prism"
 
+// DefaultProgressEvery is how often Run reports progress when
+// Config.ProgressEvery is zero.
+const DefaultProgressEvery = 5 * time.Second
+
 // Run builds the join that c describes in a new pipeline and runs it on
 // runner, the name of a runner registered with the Beam Go SDK ("prism",
 // "flink", "dataflow", "universal", …; "" is DefaultRunner). The runner's
 // own settings (--endpoint, --project, --experiments, …) are Beam's flags.
-// It returns the counters of the run; the error is a pipeline failure, or a
-// *ConfigError when c could not be built.
+// It returns the summary of the run; the error is a pipeline failure, or a
+// *ConfigError when c could not be built or names files that cannot be
+// read or written (see CheckFiles).
+//
+// The summary is counted from the run's records (see Config.Accounting):
+// when c.Accounting is empty and the runner's workers share this machine's
+// files, Run writes it to a temporary file; when they do not, the summary
+// is the runner's counters. A runner that runs nothing (Dataflow's
+// --dry_run) gives a summary whose Ran is false.
+//
+// When c.Progress is set and the workers run in this process, Run calls it
+// every c.ProgressEvery while the job runs, and once when it is done.
 //
 // On Prism, run with --experiments=prism_disable_sdf_split (the beamjoin
 // command sets it): Prism v2.77 loses or repeats the interval join's timer
@@ -119,25 +149,65 @@ const DefaultRunner = "prism"
 // again: the results are written only when a run succeeds, so nothing is
 // written twice.
 func Run(ctx context.Context, c Config, runner string) (Summary, error) {
+	if runner == "" {
+		runner = DefaultRunner
+	}
+	workers := WorkersOf(runner)
+	if err := c.CheckFiles(workers); err != nil {
+		return Summary{}, &ConfigError{Err: err}
+	}
+	if c.Accounting == "" && workers != Remote {
+		dir, err := os.MkdirTemp("", "beamjoin-accounting-")
+		if err != nil {
+			return Summary{}, fmt.Errorf("beamjoin: a directory for the run's accounting: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		c.Accounting = filepath.Join(dir, "accounting.jsonl")
+	}
+	var h *hub
+	if c.Progress != nil && workers == InProcess {
+		var id string
+		id, h = registerHub()
+		defer hubs.Delete(id)
+		c.hub = id
+	}
+
 	p, s := beam.NewPipelineWithRoot()
 	if err := Build(s, c); err != nil {
 		return Summary{}, &ConfigError{Err: err}
 	}
-	if runner == "" {
-		runner = DefaultRunner
+	if h != nil {
+		every := c.ProgressEvery
+		if every <= 0 {
+			every = DefaultProgressEvery
+		}
+		stop := make(chan struct{})
+		done := watch(h, every, c.Progress, stop)
+		defer func() { close(stop); <-done }()
 	}
 	pr, err := prismrun.Run(ctx, runner, p, func(attempt int, _ error) {
-		fmt.Fprintf(os.Stderr, "beamjoin: Prism failed the job with a known Prism v2.77 bug (a progress request to a step it runs itself), not a fault of the data; running it again (attempt %d of %d)\n", attempt, prismrun.Attempts)
+		fmt.Fprintf(os.Stderr, "beamjoin: Prism v2.77 failed the job with a known bug of its own (a progress request to a step it runs itself), not a fault of the data; running it again (attempt %d of %d)\n", attempt, prismrun.Attempts)
+		if h != nil {
+			h.reset()
+		}
 	})
 	if err != nil {
+		if prismrun.IsProgressRace(err) {
+			return Summary{}, err // prismrun's error says it all, in one line
+		}
 		return Summary{}, fmt.Errorf("beamjoin: pipeline failed: %w", err)
 	}
-	return summarize(c.Op, pr), nil
+	switch {
+	case pr == nil:
+		return Summary{Op: c.Op}, nil
+	case c.Accounting == "":
+		return summarizeCounters(c.Op, pr), nil
+	}
+	return ReadSummary(ctx, c)
 }
 
 // ConfigError is a Config that could not be built into a pipeline.
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
-
 func (e *ConfigError) Unwrap() error { return e.Err }

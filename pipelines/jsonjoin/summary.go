@@ -1,70 +1,109 @@
 package jsonjoin
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
-// Summary is the beamjoin counters of a run (namespace "beamjoin"), each
-// summed over the steps that report it.
+// Summary is what became of a run's input lines and what the run wrote.
 type Summary struct {
-	Op       Op
-	Counters map[string]int64
+	Op Op
+	// Ran is false when the runner ran nothing: a dry run, which only
+	// translates the job.
+	Ran bool
+	// FromRecords says that the counts were made from the run's records
+	// (see Config.Accounting); otherwise they are the runner's Beam counters
+	// of namespace "beamjoin", which Prism v2.77 can under-report.
+	FromRecords bool
+	// Fates says that the counts include what became of every element
+	// that reached the interval join (matched, unmatched, expired, evicted,
+	// late), so that Check can account for each.
+	Fates bool
+	// Counts are per side, "left_" or "right_" and read (lines), invalid
+	// (dead letters), in (records that went to the join), the fates
+	// matched, unmatched, expired, evicted and late, unmatched_out and
+	// late_out (records written); and of records written: pairs_out,
+	// retractions_out, groups_out.
+	Counts map[string]int64
+	// DeadLetters are the invalid lines per side and reason, left first,
+	// then by the most lines.
+	DeadLetters []DeadLetters
 }
 
-func summarize(op Op, pr beam.PipelineResult) Summary {
-	sum := Summary{Op: op, Counters: map[string]int64{}}
-	if pr == nil {
-		return sum
-	}
+// DeadLetters are the invalid lines of one side that have one reason.
+type DeadLetters struct {
+	Side string // "left" or "right"
+	// Reason is what is wrong with them, without what varies from line to
+	// line: `field "ts": missing`, `field "ts": not a valid time`, `bad
+	// JSON`, `not a JSON object`, `blank line`, `line over the size limit`.
+	Reason string
+	N      int64
+	// Example is the first of them, by file and line.
+	Example jsonl.DeadLetter
+}
+
+func (s *Summary) sortDeadLetters() {
+	sort.SliceStable(s.DeadLetters, func(i, j int) bool {
+		a, b := s.DeadLetters[i], s.DeadLetters[j]
+		if a.Side != b.Side {
+			return a.Side == "left"
+		}
+		if a.N != b.N {
+			return a.N > b.N
+		}
+		return a.Reason < b.Reason
+	})
+}
+
+// summarizeCounters is the summary of a run on a runner whose workers
+// could not write the accounting where this process can read it: its Beam
+// counters.
+func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
+	sum := Summary{Op: op, Ran: true, Fates: op == Interval, Counts: map[string]int64{}}
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
 		if c.Namespace() == join.Namespace {
-			sum.Counters[c.Name()] += c.Result()
+			sum.Counts[c.Name()] += c.Result()
 		}
 	}
 	return sum
 }
 
-// sideColumns are the per-side counters, in the order the summary shows
-// them: lines read, elements that entered the join, their fates, dead
-// letters. Those in always are shown even when zero (a counter never
-// incremented is not reported at all); the others when reported.
 var (
+	// sideColumns are the per-side counts, in the order the summary shows
+	// them: lines read, records that went to the join, their fates, dead
+	// letters.
 	sideColumns = []string{"read", "in", "matched", "unmatched", "expired", "evicted", "late", "invalid"}
-	always      = map[Op][]string{
-		Interval: sideColumns,
-		Window:   {"read", "invalid"},
-		CoGroup:  {"read", "invalid"},
+	fateColumns = []string{"matched", "unmatched", "expired", "evicted", "late"}
+	// outCounts are the counts of records written, in the order shown.
+	outCounts = map[Op][]string{
+		Interval: {"pairs_out", "retractions_out", "left_unmatched_out", "right_unmatched_out", "left_late_out", "right_late_out"},
+		Window:   {"pairs_out", "left_unmatched_out", "right_unmatched_out"},
+		CoGroup:  {"groups_out"},
 	}
-	// outCounters are the counters of records written, in the order shown.
-	outCounters = []string{"pairs_out", "retractions_out", "left_unmatched_out", "right_unmatched_out"}
 )
 
 // String is the summary as the command prints it: a table of the per-side
-// counters, then the counters of records written (those named *_out).
+// counts, then the counts of records written (those named *_out).
 //
 //	side   read  in   matched  unmatched  expired  evicted  late  invalid
 //	left   303   300  262      38         0        0        0     3
 //	right  ...
-//	pairs_out 290  left_unmatched_out 38  ...
+//	pairs_out 290  retractions_out 0  left_unmatched_out 38  ...
+//
+// The fate columns are there when the fates were counted.
 func (s Summary) String() string {
 	var cols []string
-	show := map[string]bool{}
-	for _, c := range always[s.Op] {
-		show[c] = true
-	}
 	for _, c := range sideColumns {
-		if show[c] {
-			cols = append(cols, c)
-		} else if _, l := s.Counters["left_"+c]; l {
-			cols = append(cols, c)
-		} else if _, r := s.Counters["right_"+c]; r {
+		if !slices.Contains(fateColumns, c) || s.Fates {
 			cols = append(cols, c)
 		}
 	}
@@ -74,60 +113,112 @@ func (s Summary) String() string {
 	for _, side := range []string{"left", "right"} {
 		fmt.Fprint(tw, side)
 		for _, c := range cols {
-			fmt.Fprintf(tw, "\t%d", s.Counters[side+"_"+c])
+			fmt.Fprintf(tw, "\t%d", s.Counts[side+"_"+c])
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	var rest []string
-	for _, name := range outCounters {
-		if _, ok := s.Counters[name]; ok || s.Op == Interval {
-			rest = append(rest, name)
-		}
-	}
+	rest := slices.Clone(outCounts[s.Op])
 	var other []string
-	for name := range s.Counters {
-		if strings.HasSuffix(name, "_out") && !slices.Contains(outCounters, name) {
+	for name := range s.Counts {
+		if strings.HasSuffix(name, "_out") && !slices.Contains(rest, name) {
 			other = append(other, name)
 		}
 	}
 	sort.Strings(other)
-	rest = append(rest, other...)
-	for i, name := range rest {
+	for i, name := range append(rest, other...) {
 		if i > 0 {
 			b.WriteString("  ")
 		}
-		fmt.Fprintf(&b, "%s %d", name, s.Counters[name])
+		fmt.Fprintf(&b, "%s %d", name, s.Counts[name])
 	}
-	if len(rest) > 0 {
-		b.WriteString("\n")
-	}
+	b.WriteString("\n")
 	return b.String()
 }
 
-// Check reports counters of an interval join that do not add up: per
-// side, lines read less dead letters must equal elements in, and elements
-// in must equal the sum of their fates (matched, unmatched, expired,
-// evicted, late). Other operations have nothing to check.
+// Check reports the inputs that a run did not account for, one error per
+// line of its text:
 //
-// A mismatch after a successful run is a fault of the counting, not of the
-// join, whose records are checked by tests; the known cause is Prism 2.77
-// losing a counter's first reports when two bundles send them at once.
+//   - a side with lines of which none is valid: the join had nothing to
+//     join there, which is never what was meant (a wrong --key or --time
+//     is the usual cause); the error says what was wrong with how many
+//     lines, and shows the first;
+//   - when the fates were counted, a side where the records that went to
+//     the join are not each accounted for by exactly one fate, or whose
+//     late fates are not the late records written.
 func (s Summary) Check() error {
-	if s.Op != Interval {
-		return nil
-	}
-	n := s.Counters
-	var bad []string
+	var errs []error
 	for _, side := range []string{"left", "right"} {
-		valid := n[side+"_read"] - n[side+"_invalid"]
-		fates := n[side+"_matched"] + n[side+"_unmatched"] + n[side+"_expired"] + n[side+"_evicted"] + n[side+"_late"]
-		if valid != n[side+"_in"] || fates != valid {
-			bad = append(bad, fmt.Sprintf("%s: %d valid lines, %d in, %d fates", side, valid, n[side+"_in"], fates))
+		n := func(c string) int64 { return s.Counts[side+"_"+c] }
+		if n("read") > 0 && n("in") == 0 {
+			errs = append(errs, s.noValidLine(side))
+		}
+		if !s.Fates || s.Op != Interval {
+			continue
+		}
+		var fates int64
+		var each []string
+		for _, f := range fateColumns {
+			fates += n(f)
+			each = append(each, fmt.Sprintf("%s %d", f, n(f)))
+		}
+		if fates != n("in") {
+			errs = append(errs, fmt.Errorf("beamjoin: %s: %d records went to the join and %d came out of it (%s): %d are unaccounted for",
+				side, n("in"), fates, strings.Join(each, ", "), n("in")-fates))
+		}
+		if s.FromRecords && n("late") != n("late_out") {
+			errs = append(errs, fmt.Errorf("beamjoin: %s: the join judged %d elements late and wrote %d late records", side, n("late"), n("late_out")))
 		}
 	}
-	if bad == nil {
-		return nil
+	return errors.Join(errs...)
+}
+
+// noValidLine says why no line of side was valid.
+func (s Summary) noValidLine(side string) error {
+	read := s.Counts[side+"_read"]
+	var why []string
+	for _, d := range s.DeadLetters {
+		if d.Side != side {
+			continue
+		}
+		if len(why) == 0 {
+			why = append(why, fmt.Sprintf("%s in %d of %d lines, e.g. %s:%d: %s", d.Reason, d.N, read, d.Example.File, d.Example.Line, cut(d.Example.Raw, 120)))
+		} else {
+			why = append(why, fmt.Sprintf("%s in %d", d.Reason, d.N))
+		}
 	}
-	return fmt.Errorf("beamjoin: the counters do not add up (%s)", strings.Join(bad, "; "))
+	if len(why) == 0 { // counted by counters, without reasons
+		why = append(why, fmt.Sprintf("%d of %d lines are dead letters", s.Counts[side+"_invalid"], read))
+	}
+	return fmt.Errorf("beamjoin: no line of the %s input is valid: %s", side, strings.Join(why, "; "))
+}
+
+// InvalidReasons says in a few words why lines were invalid, e.g.
+// `left: 2 bad JSON; right: 1 field "ts": missing`, the most common reasons
+// first; "" when none were.
+func (s Summary) InvalidReasons() string {
+	var parts []string
+	for _, side := range []string{"left", "right"} {
+		var why []string
+		for _, d := range s.DeadLetters {
+			if d.Side == side {
+				why = append(why, fmt.Sprintf("%d %s", d.N, d.Reason))
+			}
+		}
+		if len(why) > 0 {
+			parts = append(parts, side+": "+strings.Join(why, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// cut shortens s to about n bytes, on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -1,0 +1,279 @@
+// This file holds the run's accounting: what became of every input line,
+// counted from the records themselves with Beam combines, never from Beam
+// counters (Prism v2.77 can lose a counter's first increments when two
+// bundles report it at once). Build writes the counts as a few JSON lines
+// to Config.Accounting; ReadSummary reads them back once the job is done.
+// The counting DoFns also feed this process's progress hub (progress.go).
+
+package jsonjoin
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/pipelines/jsonl"
+	"github.com/beamjoin/beamjoin/transforms/join"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*tally)(nil)).Elem())
+	register.DoFn4x0[beam.EventTime, string, jsonl.Record, func(string, tally)](&countRecordFn{})
+	register.DoFn2x0[jsonl.DeadLetter, func(string, tally)](&countDeadLetterFn{})
+	register.DoFn2x0[Result, func(string, tally)](&countResultFn{})
+	register.DoFn2x0[WindowResult, func(string, tally)](&countWindowResultFn{})
+	register.DoFn2x0[Group, func(string, tally)](&countGroupFn{})
+	register.Function1x2(countLate)
+	register.Function2x1(addTallies)
+	register.Function2x1(formatTally)
+	register.Emitter2[string, tally]()
+}
+
+// tally is a count of records of one kind. For dead letters, whose kind is
+// a side and a reason, it also holds the first of them by file and line,
+// to show.
+type tally struct {
+	N       int64
+	Example jsonl.DeadLetter // Line is 0 when there is none
+}
+
+// addTallies is the combine: counts add up, the first example stays.
+func addTallies(a, b tally) tally {
+	a.N += b.N
+	if b.Example.Line != 0 && (a.Example.Line == 0 || before(b.Example, a.Example)) {
+		a.Example = b.Example
+	}
+	return a
+}
+
+func before(a, b jsonl.DeadLetter) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	return a.Line < b.Line
+}
+
+// The names of the counts, as Summary.Counts holds them: per side
+// ("left_in"), or of records written ("pairs_out").
+const (
+	countIn           = "in"      // valid lines: records that went to the join
+	countInvalid      = "invalid" // dead letters
+	countUnmatchedOut = "unmatched_out"
+	countLateOut      = "late_out"
+	countPairs        = "pairs_out"
+	countRetractions  = "retractions_out"
+	countGroups       = "groups_out"
+	// countFates marks a run that counted the interval join's fates: its
+	// tally is 1 per side, so that a run whose join lost every element is
+	// told from a run that did not count fates.
+	countFates = "fates_counted"
+)
+
+// reasonSep separates a dead-letter count's name from its reason in the key
+// of its tally.
+const reasonSep = "\t"
+
+// countRecordFn counts one side's records, and feeds the progress hub.
+type countRecordFn struct {
+	Side string
+	Hub  string // the id of the run's progress hub; none on a remote worker
+	hub  *hub
+}
+
+func (f *countRecordFn) Setup() { f.hub = lookupHub(f.Hub) }
+
+func (f *countRecordFn) ProcessElement(t beam.EventTime, _ string, _ jsonl.Record, emit func(string, tally)) {
+	f.hub.line(f.Side, t.Milliseconds())
+	emit(f.Side+"_"+countIn, tally{N: 1})
+}
+
+// countDeadLetterFn counts one side's dead letters by reason, keeping the
+// first of each, and feeds the progress hub.
+type countDeadLetterFn struct {
+	Side      string
+	Key, Time string // the side's field paths, to tell a bad key from a bad time
+	Hub       string
+	hub       *hub
+}
+
+func (f *countDeadLetterFn) Setup() { f.hub = lookupHub(f.Hub) }
+
+func (f *countDeadLetterFn) ProcessElement(d jsonl.DeadLetter, emit func(string, tally)) {
+	f.hub.line(f.Side, noTime)
+	emit(f.Side+"_"+countInvalid+reasonSep+reason(d.Error, f.Key, f.Time), tally{N: 1, Example: d})
+}
+
+// reason is the kind of a dead letter's error, without what varies from
+// line to line: `field "ts": missing`, `field "ts": not a valid time`, `bad
+// JSON`. It reads the errors of package jsonl (see jsonl.Fields.Parse).
+func reason(err, key, time string) string {
+	switch {
+	case strings.HasPrefix(err, "bad JSON"):
+		return "bad JSON"
+	case strings.HasPrefix(err, "line is ") && strings.Contains(err, "-byte limit"):
+		return "line over the size limit"
+	}
+	for _, f := range []struct{ path, what string }{{key, "key"}, {time, "time"}} {
+		prefix := fmt.Sprintf("field %q: ", f.path)
+		rest, ok := strings.CutPrefix(err, prefix)
+		if !ok {
+			continue
+		}
+		if rest == "missing" || strings.HasSuffix(rest, " is not an object") {
+			return prefix + "missing"
+		}
+		return prefix + "not a valid " + f.what
+	}
+	return err
+}
+
+// countResultFn counts interval join records by kind and side, and feeds
+// the progress hub.
+type countResultFn struct {
+	Hub string
+	hub *hub
+}
+
+func (f *countResultFn) Setup() { f.hub = lookupHub(f.Hub) }
+
+func (f *countResultFn) ProcessElement(r Result, emit func(string, tally)) {
+	f.hub.out()
+	emit(resultCount(r.Kind, r.Left == nil), tally{N: 1})
+}
+
+func resultCount(k join.Kind, noLeft bool) string {
+	switch k {
+	case join.KindPair:
+		return countPairs
+	case join.KindRetract:
+		return countRetractions
+	}
+	if noLeft {
+		return "right_" + countUnmatchedOut
+	}
+	return "left_" + countUnmatchedOut
+}
+
+// countWindowResultFn counts window join records.
+type countWindowResultFn struct {
+	Hub string
+	hub *hub
+}
+
+func (f *countWindowResultFn) Setup() { f.hub = lookupHub(f.Hub) }
+
+func (f *countWindowResultFn) ProcessElement(r WindowResult, emit func(string, tally)) {
+	f.hub.out()
+	emit(resultCount(r.Kind, r.Left == nil), tally{N: 1})
+}
+
+// countGroupFn counts cogroup records.
+type countGroupFn struct {
+	Hub string
+	hub *hub
+}
+
+func (f *countGroupFn) Setup() { f.hub = lookupHub(f.Hub) }
+
+func (f *countGroupFn) ProcessElement(_ Group, emit func(string, tally)) {
+	f.hub.out()
+	emit(countGroups, tally{N: 1})
+}
+
+// countLate counts the interval join's late elements per side.
+func countLate(l LateElement) (string, tally) {
+	return l.Side.String() + "_" + countLateOut, tally{N: 1}
+}
+
+// accountingLine is one line of the accounting file.
+type accountingLine struct {
+	Count   string            `json:"count"`
+	Reason  string            `json:"reason,omitempty"`
+	N       int64             `json:"n"`
+	Example *jsonl.DeadLetter `json:"example,omitempty"`
+}
+
+func formatTally(key string, t tally) string {
+	l := accountingLine{Count: key, N: t.N}
+	l.Count, l.Reason, _ = strings.Cut(key, reasonSep)
+	if t.Example.Line != 0 {
+		l.Example = &t.Example
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		panic(err) // strings and numbers only
+	}
+	return string(b)
+}
+
+// account adds the accounting of a join to the pipeline: counts, the
+// tallies of the counting DoFns, are summed per name over the whole run
+// (the global window, whatever the windows of the records) and written to
+// path.
+func account(s beam.Scope, path string, counts []beam.PCollection) {
+	s = s.Scope("accounting")
+	for i, c := range counts {
+		counts[i] = beam.WindowInto(s, window.NewGlobalWindows(), c)
+	}
+	all := beam.Flatten(s, counts...)
+	sums := beam.CombinePerKey(s, addTallies, all)
+	jsonl.Write(s, path, beam.ParDo(s, formatTally, sums))
+}
+
+// ReadSummary reads the accounting that a run of the join c describes
+// wrote to c.Accounting, local or in a Beam file system such as gs://.
+func ReadSummary(ctx context.Context, c Config) (Summary, error) {
+	sum := Summary{Op: c.Op, Ran: true, FromRecords: true, Counts: map[string]int64{}}
+	fs, err := filesystem.New(ctx, c.Accounting)
+	if err != nil {
+		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", c.Accounting, err)
+	}
+	defer fs.Close()
+	r, err := fs.OpenRead(ctx, c.Accounting)
+	if err != nil {
+		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", c.Accounting, err)
+	}
+	defer r.Close()
+	if err := sum.read(r); err != nil {
+		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", c.Accounting, err)
+	}
+	return sum, nil
+}
+
+// read adds the counts of an accounting file to s.
+func (s *Summary) read(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l accountingLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return fmt.Errorf("line %d: %v", n, err)
+		}
+		switch side, name, _ := strings.Cut(l.Count, "_"); {
+		case name == countFates:
+			s.Fates = true
+		case name == countInvalid:
+			s.Counts[l.Count] += l.N
+			d := DeadLetters{Side: side, Reason: l.Reason, N: l.N}
+			if l.Example != nil {
+				d.Example = *l.Example
+			}
+			s.DeadLetters = append(s.DeadLetters, d)
+		default:
+			s.Counts[l.Count] += l.N
+		}
+	}
+	for _, side := range []string{"left", "right"} {
+		s.Counts[side+"_read"] = s.Counts[side+"_"+countIn] + s.Counts[side+"_"+countInvalid]
+	}
+	s.sortDeadLetters()
+	return sc.Err()
+}
