@@ -34,11 +34,14 @@ package prismrun
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 
 	// Prism, in process.
@@ -95,7 +98,11 @@ func IsProgressRace(err error) bool {
 // race it calls retrying, if not nil, and runs p again, up to Attempts times
 // in all; the error after the last attempt says what happened. Any other
 // result is returned as it is.
+//
+// Under `go test` without -v, Run first turns Prism's log down to warnings
+// (see QuietInTests).
 func Run(ctx context.Context, runner string, p *beam.Pipeline, retrying func(attempt int, err error)) (beam.PipelineResult, error) {
+	QuietInTests()
 	return run(ctx, func(ctx context.Context) (beam.PipelineResult, error) { return beam.Run(ctx, runner, p) }, retrying)
 }
 
@@ -112,4 +119,21 @@ func run(ctx context.Context, execute func(context.Context) (beam.PipelineResult
 			retrying(attempt+1, err)
 		}
 	}
+}
+
+var quiet sync.Once
+
+// QuietInTests turns the log of Prism in process (the default slog logger,
+// which Beam sets up at info level) down to warnings when the process is a
+// test binary run without -v, so that a failing test shows its failure
+// rather than hundreds of lines of Prism's progress. With -v, or outside
+// tests, it changes nothing.
+func QuietInTests() {
+	quiet.Do(func() {
+		v := flag.Lookup("test.v")
+		if v == nil || v.Value.String() != "false" {
+			return
+		}
+		beamlog.SetupLogging("warn", beamlog.LogKind)
+	})
 }
