@@ -193,7 +193,9 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	})
 	if err != nil {
 		if prismrun.IsProgressRace(err) {
-			return Summary{}, err // prismrun's error says it all, in one line
+			// Prism's own error is a panic and its stack: say what it
+			// means in one line.
+			return Summary{}, fmt.Errorf("beamjoin: Prism v2.77 failed the job %d times with a known bug of its own (a progress request to a step it runs itself, likelier on a busy machine), not a fault of the data; rerunning is safe: every output is written whole", prismrun.Attempts)
 		}
 		return Summary{}, fmt.Errorf("beamjoin: pipeline failed: %w", err)
 	}

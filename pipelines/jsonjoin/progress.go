@@ -37,7 +37,11 @@ type Progress struct {
 //	beamjoin: 25s: left 120345 lines read (event time 2024-05-01T10:22:00Z), right 98002 lines read (…); 45120 records out
 func (p Progress) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "beamjoin: %v:", p.Elapsed.Round(time.Second))
+	round := time.Second
+	if p.Elapsed < 10*time.Second {
+		round = 100 * time.Millisecond
+	}
+	fmt.Fprintf(&b, "beamjoin: %v:", p.Elapsed.Round(round))
 	for i, side := range []string{"left", "right"} {
 		if i > 0 {
 			b.WriteString(",")

@@ -2,12 +2,14 @@ package jsonjoin_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
@@ -93,5 +95,37 @@ func TestRunNoValidLine(t *testing.T) {
 		"beamjoin: no line of the right input is valid: field \"ad_id\": missing in 8 of 8 lines, e.g. ../../testdata/e2e/right.jsonl:1: {\"id\":\"a\",\"t\":30000,\"v\":\"R1\"}"
 	if got := errText(sum.Check()); got != want {
 		t.Errorf("Check() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// raceRunner fails every job as Prism v2.77 does when its progress ticker
+// races a step it runs itself (see package internal/prismrun).
+const raceRunner = "jsonjoin-test-progress-race"
+
+func init() {
+	beam.RegisterRunner(raceRunner, func(context.Context, *beam.Pipeline) (beam.PipelineResult, error) {
+		b, err := os.ReadFile("../../internal/prismrun/testdata/progress-race.txt")
+		if err != nil {
+			return nil, err
+		}
+		return nil, errors.New(string(b))
+	})
+}
+
+// TestRunProgressRace checks what Run says when Prism fails a job with its
+// progress race on every attempt: one line, which says rerunning is safe.
+func TestRunProgressRace(t *testing.T) {
+	fields := jsonl.Fields{Key: "id", Time: "t"}
+	c := jsonjoin.Config{
+		Op:    jsonjoin.CoGroup,
+		Left:  jsonjoin.Input{Pattern: "../../testdata/e2e/left.jsonl", Fields: fields},
+		Right: jsonjoin.Input{Pattern: "../../testdata/e2e/right.jsonl", Fields: fields},
+		Size:  time.Minute,
+		Out:   filepath.Join(t.TempDir(), "out.jsonl"),
+	}
+	_, err := jsonjoin.Run(context.Background(), c, raceRunner)
+	want := "beamjoin: Prism v2.77 failed the job 3 times with a known bug of its own (a progress request to a step it runs itself, likelier on a busy machine), not a fault of the data; rerunning is safe: every output is written whole"
+	if got := errText(err); got != want {
+		t.Errorf("Run() error =\n%s\nwant\n%s", got, want)
 	}
 }
