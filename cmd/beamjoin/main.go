@@ -13,10 +13,13 @@
 //		--key order_id --time ts --lower 0 --upper 15m --type left --emit final
 //
 // Results go to standard output (or --out), one JSON object per line;
-// late elements to --late, bad lines to --dead-letter; a summary of the
-// counters to standard error. The exit status is 0 on success, 2 on a usage
-// error and 1 when the pipeline fails. The formats and the flags are in the
-// package documentation of pipelines/jsonjoin and in `beamjoin help`.
+// late elements to --late, bad lines to --dead-letter; progress (unless
+// --quiet) and a summary counted from the records to standard error. The
+// exit status is 0 on success, 2 on a usage error (a flag, or a file that
+// cannot be read or written, found before anything runs) and 1 when the
+// pipeline fails or an input has no valid line. The formats and the flags
+// are in the package documentation of pipelines/jsonjoin and in `beamjoin
+// help`.
 //
 // The command is also its own Beam worker: started with --worker=true and no
 // subcommand (as Flink, Dataflow and Prism's PROCESS environment do), it
@@ -29,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -94,6 +98,9 @@ func run(args []string) int {
 	beamlog.LogLevel = *f.logLevel
 	preventPrismSplits(*runners.Runner)
 	beam.Init()
+	if *f.logLevel != "debug" {
+		slog.SetDefault(slog.New(firstLines{slog.Default().Handler()}))
+	}
 
 	c, err := f.config()
 	if err != nil {
@@ -122,7 +129,7 @@ func run(args []string) int {
 		return fail(pathError(ce))
 	}
 	if err != nil {
-		return fail(err)
+		return fail(pipelineError(err, *f.logLevel))
 	}
 	if !sum.Ran {
 		dry.report(os.Stdout, os.Stderr, *runners.Runner)
@@ -159,6 +166,15 @@ func pathError(ce *jsonjoin.ConfigError) error {
 	}
 	flags := map[string]string{"Left": "left", "Right": "right", "Out": "out", "Late": "late", "DeadLetter": "dead-letter"}
 	return usagef("--%s %s: %v", flags[pe.Field], pe.Path, pe.Err)
+}
+
+// pipelineError is the one line for a pipeline failure: its root cause,
+// unless --log-level debug asks for all of it.
+func pipelineError(err error, level string) error {
+	if level == "debug" || !strings.Contains(err.Error(), "\n") {
+		return err
+	}
+	return fmt.Errorf("beamjoin: pipeline failed: %s (--log-level debug shows the whole error)", rootCause(err))
 }
 
 // fail prints err on one line and returns the exit status for it: 2 for a

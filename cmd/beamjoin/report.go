@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -130,4 +131,50 @@ func (l *dryRunLog) report(stdout, stderr io.Writer, runner string) {
 	fmt.Fprintln(stdout, text)
 	fmt.Fprintf(stderr, "beamjoin: dry run: the pipeline (%d transforms) was translated into a %s %s job, on standard output; nothing was submitted or run\n",
 		transforms, runner, strings.ToLower(strings.TrimPrefix(typ, "JOB_TYPE_")))
+}
+
+// firstLines is a slog handler that cuts every message to its first line:
+// a failed bundle's message holds the whole plan of its stage, tens of
+// lines that say nothing to a user of the command. At --log-level debug the
+// command leaves messages whole.
+type firstLines struct{ slog.Handler }
+
+func (h firstLines) Handle(ctx context.Context, r slog.Record) error {
+	short := slog.NewRecord(r.Time, r.Level, firstLine(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if v := a.Value.Resolve(); v.Kind() == slog.KindString || v.Kind() == slog.KindAny {
+			if text := fmt.Sprint(v.Any()); strings.Contains(text, "\n") {
+				a = slog.String(a.Key, firstLine(text))
+			}
+		}
+		short.AddAttrs(a)
+		return true
+	})
+	return h.Handler.Handle(ctx, short)
+}
+
+func firstLine(s string) string {
+	if first, _, cut := strings.Cut(s, "\n"); cut {
+		return first + " …"
+	}
+	return s
+}
+
+func (h firstLines) WithAttrs(as []slog.Attr) slog.Handler {
+	return firstLines{h.Handler.WithAttrs(as)}
+}
+
+func (h firstLines) WithGroup(name string) slog.Handler { return firstLines{h.Handler.WithGroup(name)} }
+
+// rootCause is the last cause of a pipeline failure, as the SDK chains
+// them ("… caused by:\n…"), without the DoFn that reported it: the one
+// line that says what went wrong.
+func rootCause(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "caused by:\n"); i >= 0 {
+		msg = msg[i+len("caused by:\n"):]
+	}
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	last := lines[len(lines)-1]
+	return strings.TrimPrefix(last, "beamjoin: ")
 }

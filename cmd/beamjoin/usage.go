@@ -35,13 +35,21 @@ event time is epoch milliseconds or an RFC 3339 string (--time ts).
 
 Results go to standard output, one JSON object per line:
   {"kind":"pair","key":K,"left":{...},"right":{...},"left_time":MS,"right_time":MS,"time":MS}
-and a summary of the counters to standard error. The exit status is 0 on
-success, 2 on a usage error, 1 when the pipeline fails.
+Standard error gets progress every few seconds (--quiet: none), then a
+summary counted from the records: lines read, valid and invalid per side,
+records written. The exit status is 0 on success; 2 on a usage error,
+files that cannot be read or written among them, found before anything
+runs; 1 when the pipeline fails or an input has no valid line (the message
+says which field was wrong in how many lines).
 
 The pipeline runs on Prism in process unless Beam's --runner says otherwise
 (--runner=flink --endpoint=HOST:8099, --runner=dataflow --project=... --region=...
 --temp_location=gs://..., --runner=universal --endpoint=HOST:PORT
---environment_type=LOOPBACK). 'beamjoin help beam' lists all of Beam's flags.
+--environment_type=LOOPBACK). Workers that do not run in this process
+cannot write to its standard output: give them --out FILE (e.g. gs://...),
+and follow their progress in the runner's own UI. With --runner=dataflow
+--dry_run the translated job goes to standard output and nothing runs.
+'beamjoin help beam' lists all of Beam's flags.
 `
 
 // examples are each subcommand's usage line and examples.
@@ -61,7 +69,7 @@ Examples:
 
   # Clicks and the impressions of the same ad in the 10 minutes before them.
   beamjoin interval --left testdata/clicks.jsonl --right testdata/impressions.jsonl \
-    --key ad_id --time ts --lower -10m --upper 0
+    --key ad.id --time ts --lower -10m --upper 0
 
   # The same as a stream: each file replayed in line order, the watermark
   # 1 minute behind the largest time read; late payments to late.jsonl.

@@ -474,8 +474,8 @@ func TestE2EWatermarkLag(t *testing.T) {
 	r := mustRun(t, dir, append(args, "--watermark-lag", "0", "--late", "late.jsonl")...)
 	checkGolden(t, "watermark_lag.jsonl", lines(r.stdout))
 	checkGolden(t, "watermark_lag.late.jsonl", lines(r.file(t, "late.jsonl")))
-	if c := counters(t, r.stderr); c["right_late"] != 1 {
-		t.Errorf("summary: right_late %d, want 1", c["right_late"])
+	if c := counters(t, r.stderr); c["right_late_out"] != 1 {
+		t.Errorf("summary: right_late_out %d, want 1", c["right_late_out"])
 	}
 
 	// A window join replayed the same way drops k1's payment: its window
@@ -555,7 +555,19 @@ func TestE2EUsage(t *testing.T) {
 		{"unknown_runner", interval("--lower", "0", "--upper", "5m", "--runner", "storm"), 2, "",
 			"beamjoin: --runner storm: unknown runner; want prism (the default), flink, spark, dataflow or universal\n"},
 		{"no_such_file", []string{"interval", "--left", "nothere.jsonl", "--right", "b", "--key", "k", "--time", "t", "--lower", "0", "--upper", "5m"}, 2, "",
-			"beamjoin: left: \"nothere.jsonl\" matches no file\n"},
+			"beamjoin: --left nothere.jsonl: matches no file\n"},
+		{"directory_as_input", []string{"interval", "--left", abs(t, "e2e"), "--right", abs(t, "e2e/right.jsonl"), "--key", "k", "--time", "t", "--lower", "0", "--upper", "5m"}, 2, "",
+			"beamjoin: --left " + abs(t, "e2e") + ": is a directory; give its files, e.g. '" + abs(t, "e2e") + "/*.jsonl'\n"},
+		{"out_under_a_file", interval("--lower", "0", "--upper", "5m", "--out", abs(t, "e2e/left.jsonl")+"/out.jsonl"), 2, "",
+			"beamjoin: --out " + abs(t, "e2e/left.jsonl") + "/out.jsonl: " + abs(t, "e2e/left.jsonl") + " is a file, not a directory\n"},
+		{"late_in_a_missing_directory", interval("--lower", "0", "--upper", "5m", "--late", "/nonexistent/late.jsonl"), 2, "",
+			"beamjoin: --late /nonexistent/late.jsonl: the directory /nonexistent does not exist\n"},
+		{"stdout_with_remote_workers", interval("--lower", "0", "--upper", "5m", "--runner", "flink"), 2, "",
+			"beamjoin: --out -: the standard output and error of workers that do not run in this process are lost; give a file they can write, such as gs://bucket/out.jsonl, or run them here (--environment_type=LOOPBACK)\n"},
+		{"stderr_with_worker_processes", interval("--lower", "0", "--upper", "5m", "--out", "/dev/null", "--dead-letter", "/dev/stderr", "--environment_type", "PROCESS"), 2, "",
+			"beamjoin: --dead-letter /dev/stderr: the standard output and error of workers that do not run in this process are lost; give a file they can write, such as gs://bucket/out.jsonl, or run them here (--environment_type=LOOPBACK)\n"},
+		{"progress_zero", interval("--lower", "0", "--upper", "5m", "--progress", "0"), 2, "",
+			"beamjoin: --progress 0: give a positive duration (e.g. --progress 30s), or --quiet for no progress\n"},
 		{"unexpected_argument", interval("--lower", "0", "--upper", "5m", "extra.jsonl"), 2, "",
 			"beamjoin: interval: unexpected argument \"extra.jsonl\": inputs are given with --left and --right\n"},
 	} {
@@ -574,14 +586,23 @@ func TestE2EUsage(t *testing.T) {
 		})
 	}
 
-	// A pipeline that fails while it runs (its output is a directory)
-	// exits with status 1.
+	// A pipeline that fails while it runs exits with status 1 and says
+	// why in its last line, the cause without Beam's plan of the stage.
+	// /proc/self/mem opens (the checks before the run pass) but cannot be
+	// read from its start.
 	t.Run("pipeline_failure", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
-		r := run(t, dir, interval("--lower", "0", "--upper", "5m", "--out", dir)...)
-		if r.code != 1 || !strings.Contains(r.stderr, "beamjoin: pipeline failed") {
-			t.Fatalf("exit status %d, want 1; stderr:\n%s", r.code, r.stderr)
+		if _, err := os.Stat("/proc/self/mem"); err != nil {
+			t.Skip("no /proc/self/mem: ", err)
+		}
+		r := run(t, "", "interval", "--left", "/proc/self/mem", "--right", abs(t, "e2e/right.jsonl"), "--key", "id", "--time", "t", "--lower", "0", "--upper", "5m")
+		ls := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		want := "beamjoin: pipeline failed: /proc/self/mem:1: read /proc/self/mem: input/output error (--log-level debug shows the whole error)"
+		if r.code != 1 || ls[len(ls)-1] != want {
+			t.Fatalf("exit status %d, want 1; last line of standard error:\n%s\nwant\n%s", r.code, ls[len(ls)-1], want)
+		}
+		if len(ls) > 12 {
+			t.Errorf("standard error has %d lines, want at most 12 (a line per log message):\n%s", len(ls), r.stderr)
 		}
 	})
 }
