@@ -15,7 +15,7 @@
 // epoch milliseconds or RFC 3339, bad lines to dead letters) and joined by
 // join.Interval, join.Window or join.CoGroup with string keys and
 // jsonl.Record values. Build adds the whole join to a pipeline of one's own;
-// Run builds and runs it and returns its counters.
+// Run checks the files, builds and runs it, and returns its Summary.
 //
 // An interval join of files read whole (Replay false) is a batch join: it
 // runs join.Interval's bounded path (join.Bounded), which groups each key's
@@ -67,15 +67,26 @@
 // relative paths are resolved in the working directory at construction;
 // results written to "-" go to the standard output of the process that
 // runs the writing DoFn, which is the command itself only with in-process
-// (LOOPBACK) workers: give files, e.g. gs://…, on remote runners.
+// (LOOPBACK) workers: Run rejects it with other workers (CheckFiles);
+// give files, e.g. gs://…, there.
 //
-// # Counters
+// # Summary
 //
-// Summary holds the counters of namespace "beamjoin": per side, read and
-// invalid (lines, from package jsonl) and, for the interval join, in,
-// matched, unmatched, expired, evicted and late (see join.Interval); and
-// the records written, pairs_out and the like. On Prism in version 2.77 a
-// counter's first reports can be lost when two bundles send them at once,
-// so the join's counters may fall a few short there; read and invalid,
-// which one bundle per file reports, are exact.
+// Run's Summary is counted from the records, not from Beam counters (Prism
+// v2.77 can lose a counter's first increments when two bundles report it
+// at once): Build counts, with Beam combines, each side's records and dead
+// letters as the reader emits them (dead letters by reason, keeping the
+// first line of each), and the records the join makes by kind, and writes
+// the counts to Config.Accounting, which ReadSummary reads back. Per side,
+// lines read = in (records that went to the join) + invalid. Summary.Check
+// fails an input of which no line is valid (saying which field was wrong in
+// how many lines) and, where the fates of the join's elements are counted,
+// any element without exactly one fate.
+//
+// # Progress
+//
+// Workers in the process that calls Run (Prism in process, LOOPBACK) feed
+// a progress hub as they count: lines read and the latest event time per
+// side, records made. Config.Progress receives it every ProgressEvery.
+// Workers elsewhere have no hub; their runner's UI shows their progress.
 package jsonjoin
