@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
@@ -31,7 +30,7 @@ func init() {
 	register.DoFn2x0[Result, func(string, tally)](&countResultFn{})
 	register.DoFn2x0[WindowResult, func(string, tally)](&countWindowResultFn{})
 	register.DoFn2x0[Group, func(string, tally)](&countGroupFn{})
-	register.Function1x2(countLate)
+	register.DoFn2x0[LateElement, func(string, tally)](&countLateFn{})
 	register.Function2x1(addTallies)
 	register.Function2x1(formatTally)
 	register.Emitter2[string, tally]()
@@ -81,19 +80,43 @@ const (
 // of its tally.
 const reasonSep = "\t"
 
+// bundleCounts are the tallies of one bundle, by name: a DoFn adds to them
+// as it sees records, and emits them when the bundle finishes, so that
+// counting costs a map update per record and the combine sees a few
+// tallies per bundle. Emitted from FinishBundle, they are in the global
+// window, which is the accounting's.
+type bundleCounts map[string]tally
+
+func (b *bundleCounts) add(name string, t tally) {
+	if *b == nil {
+		*b = bundleCounts{}
+	}
+	(*b)[name] = addTallies((*b)[name], t)
+}
+
+func (b *bundleCounts) flush(emit func(string, tally)) {
+	for name, t := range *b {
+		emit(name, t)
+	}
+	clear(*b)
+}
+
 // countRecordFn counts one side's records, and feeds the progress hub.
 type countRecordFn struct {
-	Side string
-	Hub  string // the id of the run's progress hub; none on a remote worker
-	hub  *hub
+	Side   string
+	Hub    string // the id of the run's progress hub; none on a remote worker
+	hub    *hub
+	counts bundleCounts
 }
 
 func (f *countRecordFn) Setup() { f.hub = lookupHub(f.Hub) }
 
-func (f *countRecordFn) ProcessElement(t beam.EventTime, _ string, _ jsonl.Record, emit func(string, tally)) {
+func (f *countRecordFn) ProcessElement(t beam.EventTime, _ string, _ jsonl.Record, _ func(string, tally)) {
 	f.hub.line(f.Side, t.Milliseconds())
-	emit(f.Side+"_"+countIn, tally{N: 1})
+	f.counts.add(f.Side+"_"+countIn, tally{N: 1})
 }
+
+func (f *countRecordFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 // countDeadLetterFn counts one side's dead letters by reason, keeping the
 // first of each, and feeds the progress hub.
@@ -102,14 +125,17 @@ type countDeadLetterFn struct {
 	Key, Time string // the side's field paths, to tell a bad key from a bad time
 	Hub       string
 	hub       *hub
+	counts    bundleCounts
 }
 
 func (f *countDeadLetterFn) Setup() { f.hub = lookupHub(f.Hub) }
 
-func (f *countDeadLetterFn) ProcessElement(d jsonl.DeadLetter, emit func(string, tally)) {
+func (f *countDeadLetterFn) ProcessElement(d jsonl.DeadLetter, _ func(string, tally)) {
 	f.hub.line(f.Side, noTime)
-	emit(f.Side+"_"+countInvalid+reasonSep+reason(d.Error, f.Key, f.Time), tally{N: 1, Example: d})
+	f.counts.add(f.Side+"_"+countInvalid+reasonSep+reason(d.Error, f.Key, f.Time), tally{N: 1, Example: d})
 }
+
+func (f *countDeadLetterFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 // reason is the kind of a dead letter's error, without what varies from
 // line to line: `field "ts": missing`, `field "ts": not a valid time`, `bad
@@ -138,16 +164,19 @@ func reason(err, key, time string) string {
 // countResultFn counts interval join records by kind and side, and feeds
 // the progress hub.
 type countResultFn struct {
-	Hub string
-	hub *hub
+	Hub    string
+	hub    *hub
+	counts bundleCounts
 }
 
 func (f *countResultFn) Setup() { f.hub = lookupHub(f.Hub) }
 
-func (f *countResultFn) ProcessElement(r Result, emit func(string, tally)) {
+func (f *countResultFn) ProcessElement(r Result, _ func(string, tally)) {
 	f.hub.out()
-	emit(resultCount(r.Kind, r.Left == nil), tally{N: 1})
+	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
 }
+
+func (f *countResultFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 func resultCount(k join.Kind, noLeft bool) string {
 	switch k {
@@ -164,34 +193,46 @@ func resultCount(k join.Kind, noLeft bool) string {
 
 // countWindowResultFn counts window join records.
 type countWindowResultFn struct {
-	Hub string
-	hub *hub
+	Hub    string
+	hub    *hub
+	counts bundleCounts
 }
 
 func (f *countWindowResultFn) Setup() { f.hub = lookupHub(f.Hub) }
 
-func (f *countWindowResultFn) ProcessElement(r WindowResult, emit func(string, tally)) {
+func (f *countWindowResultFn) ProcessElement(r WindowResult, _ func(string, tally)) {
 	f.hub.out()
-	emit(resultCount(r.Kind, r.Left == nil), tally{N: 1})
+	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
 }
+
+func (f *countWindowResultFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 // countGroupFn counts cogroup records.
 type countGroupFn struct {
-	Hub string
-	hub *hub
+	Hub    string
+	hub    *hub
+	counts bundleCounts
 }
 
 func (f *countGroupFn) Setup() { f.hub = lookupHub(f.Hub) }
 
-func (f *countGroupFn) ProcessElement(_ Group, emit func(string, tally)) {
+func (f *countGroupFn) ProcessElement(_ Group, _ func(string, tally)) {
 	f.hub.out()
-	emit(countGroups, tally{N: 1})
+	f.counts.add(countGroups, tally{N: 1})
 }
 
-// countLate counts the interval join's late elements per side.
-func countLate(l LateElement) (string, tally) {
-	return l.Side.String() + "_" + countLateOut, tally{N: 1}
+func (f *countGroupFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
+
+// countLateFn counts the interval join's late elements per side.
+type countLateFn struct {
+	counts bundleCounts
 }
+
+func (f *countLateFn) ProcessElement(l LateElement, _ func(string, tally)) {
+	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
+}
+
+func (f *countLateFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 // accountingLine is one line of the accounting file.
 type accountingLine struct {
@@ -215,14 +256,10 @@ func formatTally(key string, t tally) string {
 }
 
 // account adds the accounting of a join to the pipeline: counts, the
-// tallies of the counting DoFns, are summed per name over the whole run
-// (the global window, whatever the windows of the records) and written to
-// path.
+// tallies of the counting DoFns (in the global window, see bundleCounts),
+// are summed per name over the whole run and written to path.
 func account(s beam.Scope, path string, counts []beam.PCollection) {
 	s = s.Scope("accounting")
-	for i, c := range counts {
-		counts[i] = beam.WindowInto(s, window.NewGlobalWindows(), c)
-	}
 	all := beam.Flatten(s, counts...)
 	sums := beam.CombinePerKey(s, addTallies, all)
 	jsonl.Write(s, path, beam.ParDo(s, formatTally, sums))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	// Every runner the command can name with --runner, and the file
@@ -51,10 +52,10 @@ func Build(s beam.Scope, c Config) error {
 	// counts are the tallies of the accounting (accounting.go): every line
 	// read, and every record made.
 	counts := []beam.PCollection{
-		beam.ParDo(s, &countRecordFn{Side: "left", Hub: c.hub}, left),
-		beam.ParDo(s, &countDeadLetterFn{Side: "left", Key: c.Left.Fields.Key, Time: c.Left.Fields.Time, Hub: c.hub}, leftBad),
-		beam.ParDo(s, &countRecordFn{Side: "right", Hub: c.hub}, right),
-		beam.ParDo(s, &countDeadLetterFn{Side: "right", Key: c.Right.Fields.Key, Time: c.Right.Fields.Time, Hub: c.hub}, rightBad),
+		beam.ParDo(s, &countRecordFn{Side: "left", Hub: c.hub}, global(s, left)),
+		beam.ParDo(s, &countDeadLetterFn{Side: "left", Key: c.Left.Fields.Key, Time: c.Left.Fields.Time, Hub: c.hub}, global(s, leftBad)),
+		beam.ParDo(s, &countRecordFn{Side: "right", Hub: c.hub}, global(s, right)),
+		beam.ParDo(s, &countDeadLetterFn{Side: "right", Key: c.Right.Fields.Key, Time: c.Right.Fields.Time, Hub: c.hub}, global(s, rightBad)),
 	}
 	var out beam.PCollection
 	opts := c.joinOptions()
@@ -70,7 +71,7 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 		out = beam.ParDo(s, FormatResult, results)
-		counts = append(counts, beam.ParDo(s, &countResultFn{Hub: c.hub}, results), beam.ParDo(s, countLate, late))
+		counts = append(counts, beam.ParDo(s, &countResultFn{Hub: c.hub}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
 		if c.Late != "" {
 			jsonl.Write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late))
 		}
@@ -80,14 +81,14 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 		out = beam.ParDo(s, FormatWindowResult, results)
-		counts = append(counts, beam.ParDo(s, &countWindowResultFn{Hub: c.hub}, results))
+		counts = append(counts, beam.ParDo(s, &countWindowResultFn{Hub: c.hub}, global(s, results)))
 	case CoGroup:
 		groups, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
 		if err != nil {
 			return err
 		}
 		out = beam.ParDo(s, FormatGroup, groups)
-		counts = append(counts, beam.ParDo(s, &countGroupFn{Hub: c.hub}, groups))
+		counts = append(counts, beam.ParDo(s, &countGroupFn{Hub: c.hub}, global(s, groups)))
 	}
 	path := c.Out
 	if path == "" {
@@ -102,6 +103,12 @@ func Build(s beam.Scope, c Config) error {
 		account(s, c.Accounting, counts)
 	}
 	return nil
+}
+
+// global puts col in the global window, the accounting's: the counting
+// DoFns emit their tallies when a bundle finishes, in the global window.
+func global(s beam.Scope, col beam.PCollection) beam.PCollection {
+	return beam.WindowInto(s, window.NewGlobalWindows(), col)
 }
 
 func (c Config) source(side string, in Input) jsonl.Source {
