@@ -32,7 +32,7 @@ func Example() {
 	}
 	fmt.Println("payments:", strings.Count(string(out), `{"kind":"pair"`))
 	fmt.Println("unpaid orders:", len(unpaid), "first:", strings.Join(unpaid[:4], " "))
-	fmt.Println("bad lines:", sum.Counters["left_invalid"], "orders,", sum.Counters["right_invalid"], "payments")
+	fmt.Println("bad lines:", sum.Counts["left_invalid"], "orders,", sum.Counts["right_invalid"], "payments")
 	// Output:
 	// payments: 203
 	// unpaid orders: 30 first: "o-0004" "o-0011" "o-0015" "o-0020"
