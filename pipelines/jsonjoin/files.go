@@ -68,10 +68,12 @@ type PathError struct {
 	Err   error
 }
 
+// Error names the file, what it is for, and what is wrong with it.
 func (e *PathError) Error() string {
 	return fmt.Sprintf("beamjoin: %s %q: %v", fieldWords[e.Field], e.Path, e.Err)
 }
 
+// Unwrap returns the file system's error.
 func (e *PathError) Unwrap() error { return e.Err }
 
 // fieldWords name a Config's files in errors.

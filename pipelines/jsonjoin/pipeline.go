@@ -218,5 +218,8 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 // ConfigError is a Config that could not be built into a pipeline.
 type ConfigError struct{ Err error }
 
+// Error returns the text of the error that stopped the build.
 func (e *ConfigError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error that stopped the build.
 func (e *ConfigError) Unwrap() error { return e.Err }

@@ -167,8 +167,10 @@ type OptionError struct {
 	Err    error
 }
 
+// Error returns the whole error, with its prefix and the option it names.
 func (e *OptionError) Error() string { return e.Err.Error() }
 
+// Unwrap returns Err.
 func (e *OptionError) Unwrap() error { return e.Err }
 
 // Reason is what is wrong with the option: the end of the error's text,
