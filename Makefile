@@ -31,7 +31,8 @@ lint:
 
 # Benchmarks (issues 6, 10 and 14): the matching core and the StreamJoiner
 # against nested loops, state bytes, and pipelines on Prism in process
-# against a bag-append baseline, scaling and a hot key; the interval join's
+# against a bag-append baseline and a hand-written interval join (with
+# what each buffers on a steady key), scaling and a hot key; the interval join's
 # bounded path against the window join on a bounded input, and `beamjoin
 # interval` on 2x100k generated lines, bounded vs streaming path and SQLite;
 # the Pub/Sub source on the pstest fake against a bare pull loop and Receive
@@ -45,7 +46,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkStreamJoiner' -benchmem -benchtime 0.3s -count 5 ./transforms/streamjoiner >> .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkStateBytes' -benchtime 1x ./transforms/join/internal/bagstate >> .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/./^N=10000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2> .bench/prism.log
-	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^(bag-append|interval-inner|interval-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^(bag-append|handwritten-inner|interval-inner|interval-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkSteadyKey' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=300000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
 	$(GO) test -run '^$$' -bench 'BenchmarkHotKey' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log

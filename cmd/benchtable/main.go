@@ -1,9 +1,11 @@
 // Command benchtable reads the output of beamjoin's Go benchmarks (`go test
 // -bench`, as `make bench` keeps it in .bench/raw.txt) and prints one table
 // a person can read: the core against the nested loop, the pipelines on
-// Prism against the bag-append baseline, scaling, the hot key, state bytes,
-// and each target of issue 6 met or missed. Every ratio is computed from
-// the medians of the same file, so from the same run.
+// Prism against the bag-append baseline, join.Interval against a
+// hand-written join and what each buffers on a steady key, scaling, the
+// hot key, the bounded path, state bytes, and each target of issues 6 and
+// 14 met or missed. Every ratio is computed from the medians of the same
+// file, so from the same run.
 //
 //	go run ./cmd/benchtable .bench/raw.txt
 //
@@ -50,6 +52,8 @@ func report(w io.Writer, r results) {
 	core(w, r, &t)
 	joiner(w, r)
 	pipelines(w, r, &t)
+	handWritten(w, r, &t)
+	steadyKey(w, r, &t)
 	scaling(w, r, &t)
 	hotKey(w, r, &t)
 	bounded(w, r, &t)
@@ -176,7 +180,7 @@ func joiner(w io.Writer, r results) {
 
 // pipelineOrder lists the pipeline benchmarks in the order they are shown.
 var pipelineOrder = []string{
-	"bag-append", "interval-inner", "interval-left-final", "window-tumbling",
+	"bag-append", "handwritten-inner", "interval-inner", "interval-left-final", "window-tumbling",
 	"interval-inner-nocache", "interval-inner-hotkeybuckets", "interval-inner-cleanup10s", "interval-inner-cleanup60s",
 }
 
