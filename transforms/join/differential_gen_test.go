@@ -20,6 +20,9 @@ type dCase struct {
 	Seed   uint64
 	Spec   oSpec
 	Script []oStep
+	// Unstepped plays the script as written, without the watermark steps
+	// after each element: no key's arrival order is then known.
+	Unstepped bool
 }
 
 // caseSeed derives the seed of the i-th case of a run from the run's seed
@@ -169,13 +172,20 @@ func genCase(seed uint64) dCase {
 		}
 		script = append(script, oStep{Elem: &elems[i]})
 	}
-	return dCase{Seed: seed, Spec: sp, Script: script}
+	// A quarter of the cases play without the watermark steps after each
+	// element: Prism then processes what arrives between two watermark
+	// advances together, several elements of a key in one bundle (in
+	// timestamp order), which exercises the join's per-bundle cache.
+	return dCase{Seed: seed, Spec: sp, Script: script, Unstepped: rng.IntN(4) == 0}
 }
 
 // events is the case's TestStream: its script with a watermark step of
 // two milliseconds after each element, which makes Prism process the
 // element then (see differential_test.go).
 func (c dCase) events() []oStep {
+	if c.Unstepped {
+		return c.Script
+	}
 	var out []oStep
 	w := noWatermark
 	for _, st := range c.Script {
@@ -206,7 +216,7 @@ func (c dCase) arrivals() (arr []oArrival, ahead []bool, wMax int64) {
 			continue
 		}
 		arr = append(arr, oArrival{Index: len(arr), Elem: *st.Elem, Watermark: w})
-		ahead = append(ahead, w == noWatermark || st.Elem.Time > w+1)
+		ahead = append(ahead, c.Unstepped || w == noWatermark || st.Elem.Time > w+1)
 	}
 	return arr, ahead, w
 }
@@ -217,7 +227,11 @@ func (c dCase) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "case %#x (run alone: BEAMJOIN_DIFF_CASE=%#x go test ./transforms/join -run 'TestDifferential$' -v)\n", c.Seed, c.Seed)
 	fmt.Fprintf(&b, "  options: %s; bucketed run: HotKeyBuckets(%d)\n", c.Spec.describe(), c.Spec.Buckets)
-	b.WriteString("  stream (a 2 ms watermark step follows each element):")
+	if c.Unstepped {
+		b.WriteString("  stream (played as written):")
+	} else {
+		b.WriteString("  stream (a 2 ms watermark step follows each element):")
+	}
 	for i, st := range c.Script {
 		if i > 0 {
 			b.WriteString(";")
