@@ -115,7 +115,7 @@ func (splitEventFn) ProcessElement(e dEvent, left, right func(string, string)) {
 // hand their elements to the test through memory, under a tag per run and
 // layout.
 var (
-	collected = struct {
+	dCollected = struct {
 		sync.Mutex
 		results map[string][]join.Result[string, string, string]
 		late    map[string][]join.LateElement[string, string, string]
@@ -126,17 +126,17 @@ var (
 type collectResultFn struct{ Tag string }
 
 func (f *collectResultFn) ProcessElement(r join.Result[string, string, string]) {
-	collected.Lock()
-	defer collected.Unlock()
-	collected.results[f.Tag] = append(collected.results[f.Tag], r)
+	dCollected.Lock()
+	defer dCollected.Unlock()
+	dCollected.results[f.Tag] = append(dCollected.results[f.Tag], r)
 }
 
 type collectLateFn struct{ Tag string }
 
 func (f *collectLateFn) ProcessElement(e join.LateElement[string, string, string]) {
-	collected.Lock()
-	defer collected.Unlock()
-	collected.late[f.Tag] = append(collected.late[f.Tag], e)
+	dCollected.Lock()
+	defer dCollected.Unlock()
+	dCollected.late[f.Tag] = append(dCollected.late[f.Tag], e)
 }
 
 // layouts are the two ways every case runs: a key's buffer in one bag,
@@ -150,10 +150,10 @@ func joinOptions(sp oSpec, layout string) []join.Option {
 		[]join.Emit{join.EmitImmediate, join.EmitFinal, join.EmitRetract}[sp.Emit],
 	}
 	if sp.LowerExcl {
-		opts = append(opts, join.LowerExclusive)
+		opts = append(opts, join.LowerExclusive())
 	}
 	if sp.UpperExcl {
-		opts = append(opts, join.UpperExclusive)
+		opts = append(opts, join.UpperExclusive())
 	}
 	if sp.Lateness != 0 {
 		opts = append(opts, join.AllowedLateness(time.Duration(sp.Lateness)*time.Millisecond))
@@ -210,13 +210,13 @@ func runCase(t *testing.T, c dCase) []dGot {
 		t.Fatalf("%v\npipeline failed: %v", c, err)
 	}
 
-	collected.Lock()
-	defer collected.Unlock()
+	dCollected.Lock()
+	defer dCollected.Unlock()
 	var out []dGot
 	for _, layout := range layouts {
-		out = append(out, dGot{Results: collected.results[tag(layout)], Late: collected.late[tag(layout)]})
-		delete(collected.results, tag(layout))
-		delete(collected.late, tag(layout))
+		out = append(out, dGot{Results: dCollected.results[tag(layout)], Late: dCollected.late[tag(layout)]})
+		delete(dCollected.results, tag(layout))
+		delete(dCollected.late, tag(layout))
 	}
 	return out
 }
@@ -809,8 +809,8 @@ type sjElem struct {
 func streamJoin(sp oSpec, elems []oElem) (pairs, unmatched []string, err error) {
 	lo, hi := sp.bounds()
 	cfg := streamjoiner.Config[sjElem, sjElem, string]{
-		Type:           []streamjoiner.Type{streamjoiner.Inner, streamjoiner.LeftOuter, streamjoiner.RightOuter, streamjoiner.FullOuter}[sp.Type],
-		Window:         streamjoiner.Of(time.Duration(-lo)*time.Millisecond, time.Duration(hi)*time.Millisecond),
+		Type:           []join.Type{join.Inner, join.LeftOuter, join.RightOuter, join.FullOuter}[sp.Type],
+		Bounds:         streamjoiner.Of(time.Duration(-lo)*time.Millisecond, time.Duration(hi)*time.Millisecond),
 		LeftKey:        func(e sjElem) string { return e.Key },
 		RightKey:       func(e sjElem) string { return e.Key },
 		LeftTime:       func(e sjElem) int64 { return e.Time },
