@@ -37,16 +37,20 @@ package join_test
 // keys get checks that hold whatever the order (classOnTime, classFree).
 // The generator makes most keys of the first kind.
 //
-// Each case runs in a pipeline of its own: Prism's cost per TestStream
-// event grows with the number of stages, so batching cases into one
-// pipeline measured slower (four cases a pipeline: 0.36 s a case; one:
-// 0.13 s), and so did running two pipelines at once on two cores.
+// Each case runs in a pipeline of its own (both layouts in it): Prism's
+// cost per TestStream event grows with the number of stages, so batching
+// cases into one pipeline measured slower (four cases a pipeline: 0.36 s a
+// case; one: 0.13 s), and so did running pipelines at once (40 cases, four
+// at a time: 39 s; one at a time: 22 s, on 2 cores at load 28). Prism's
+// time per case is mostly waiting (its CPU profile: 13% of one core, most
+// of it in the bundle loop's select), so the fixed run is sized in cases:
+// 120 cases (240 joins) take 30-100 s, depending on the machine's load.
 //
 // Environment variables choose the run:
 //
 //	BEAMJOIN_DIFF_SEED   the run's seed (default: the fixed seed of make test;
 //	                     "random" picks one and logs it)
-//	BEAMJOIN_DIFF_CASES  how many cases (default 200)
+//	BEAMJOIN_DIFF_CASES  how many cases (default 120)
 //	BEAMJOIN_DIFF_CASE   one case, by the seed a failure prints
 
 import (
@@ -79,7 +83,7 @@ func init() {
 // The fixed run of make test.
 const (
 	defaultSeed  = 20261201
-	defaultCases = 200
+	defaultCases = 120
 )
 
 // knownBugCases are cases of the fixed run that fail because of an open
@@ -92,6 +96,36 @@ var knownBugCases = map[uint64]string{}
 // is still late. While this is set, such elements are logged, not failed;
 // clear it once the issue is fixed.
 const forgottenProgressIsKnownBug = true
+
+// duplicateRetractIsKnownBug: issue 15 (the first bug) is open. In the
+// bucketed layout an element's matched flag can be lost, so that it is
+// retracted a second time. While this is set, a bucketed join whose output
+// retracts an element twice is logged with its problems, not failed (its
+// other checks cannot be told apart from the bug's effects); clear it once
+// the issue is fixed. The fixed run's seed has no such join: it is only
+// for runs with other seeds.
+const duplicateRetractIsKnownBug = true
+
+// duplicateRetraction names the first element that a join's output
+// retracts more than once, or returns "".
+func duplicateRetraction(got dGot) string {
+	n := map[string]int{}
+	for _, r := range got.Results {
+		if r.Kind != join.KindRetract {
+			continue
+		}
+		v := r.Right
+		if r.Left != nil {
+			v = r.Left
+		}
+		if v != nil {
+			if n[*v]++; n[*v] == 2 {
+				return "retract " + *v + " twice"
+			}
+		}
+	}
+	return ""
+}
 
 // dEvent is one element of the TestStream.
 type dEvent struct {
@@ -225,7 +259,7 @@ func runCase(t *testing.T, c dCase) []dGot {
 type dStats struct {
 	sync.Mutex
 	cases, joins, elements, pairs, records, mustLate, evicted, silent int
-	knownLate, pendingJoins                                           int
+	knownLate, pendingJoins, dupRetractJoins                          int
 	exactKeys, onTimeKeys, freeKeys, streamJoinerKeys                 int
 	fates                                                             [5]int
 }
@@ -266,6 +300,11 @@ func TestDifferential(t *testing.T) {
 					if len(problems) == 0 {
 						continue
 					}
+					if dup := duplicateRetraction(got[j]); duplicateRetractIsKnownBug && layout == "buckets" && dup != "" {
+						t.Logf("buckets layout of case %#x, pending issue 15 (duplicate retraction under HotKeyBuckets: %s): %s", c.Seed, dup, strings.Join(problems, "; "))
+						st.dupRetractJoins++
+						continue
+					}
 					if why, ok := knownBugCases[c.Seed]; ok {
 						t.Logf("%s layout: known bug (%s): %s", layout, why, problems[0])
 						continue
@@ -278,6 +317,9 @@ func TestDifferential(t *testing.T) {
 	t.Logf("differential: %v", st)
 	if st.pendingJoins > 0 {
 		t.Logf("%d joins took elements behind a cleanup timer of their key for new ones (issue 15, logged above)", st.pendingJoins)
+	}
+	if st.dupRetractJoins > 0 {
+		t.Logf("%d bucketed joins retracted an element twice (issue 15, logged above)", st.dupRetractJoins)
 	}
 }
 
