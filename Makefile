@@ -20,7 +20,7 @@ run:
 
 test:
 	$(GO) vet ./...
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 	$(GO) test -race $(RACE_PKGS)
 
 lint:
@@ -60,6 +60,7 @@ bench:
 # A longer fuzz run of the matching core against its brute-force oracle.
 fuzz:
 	$(GO) test ./transforms/internal/match -run '^$$' -fuzz FuzzBuffer -fuzztime 60s
+	BEAMJOIN_DIFF_SEED=random BEAMJOIN_DIFF_CASES=1000 $(GO) test ./transforms/join -run '^TestDifferential$$' -count=1 -timeout 60m
 
 # The Beam test packages again and again while busy loops occupy every core
 # (scripts/stress.sh; STRESS_RUNS=5 by default): how the suite is checked to
