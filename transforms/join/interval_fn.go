@@ -140,7 +140,11 @@ type joiner struct {
 	// bounds (see watermark); it is made when the transform is built.
 	ID string
 
-	keys map[cacheKey]*keyState
+	// CacheBytes bounds the bundle cache (BundleCacheBytes; 0: the
+	// default).
+	CacheBytes int64
+
+	cache keyCache
 	// What the firings tell of the watermark (see floor): the bound shared
 	// by the join's instances on this worker, the bundle's snapshot of it,
 	// and the latest firing seen in the bundle.
@@ -153,10 +157,11 @@ type joiner struct {
 // process joins an arriving element and buffers it.
 func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in encoded,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	ks, err := j.load(st, w, key)
+	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
 		return err
 	}
+	defer j.cache.resized(ks)
 	side := match.Side(in.Side)
 	counters.in[side].Inc(ctx, 1)
 	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
@@ -255,10 +260,11 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		j.published(ctx) // this worker's bound, to publish to at the bundle's end
 		j.fired = max(j.fired, fired.fire)
 	}
-	ks, err := j.load(st, w, key)
+	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
 		return err
 	}
+	defer j.cache.resized(ks)
 	due := ks.timer
 	now, ok := firingFor(tag, due)
 	if !ok {

@@ -108,8 +108,9 @@ type harness struct {
 }
 
 // newHarness returns a harness for a join with these rules and cleanup
-// granularity (bag layout).
-func newHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration) *harness {
+// granularity (bag layout), and its bundle cache bounded at cacheBytes (0:
+// the default; negative: no cache).
+func newHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration, cacheBytes int64) *harness {
 	t.Helper()
 	_, s := beam.NewPipelineWithRoot()
 	keyCoder, err := coders.KVKey(beam.ParDo(s, keyedByItself, beam.Create(s, "k")))
@@ -118,7 +119,7 @@ func newHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration) *ha
 	}
 	fn := &intervalFn{
 		intervalDoFn: intervalDoFn{Join: joiner{Rules: rules, CleanupEvery: cleanupEvery.Milliseconds(), Key: keyCoder,
-			BucketAbove: 1 << 30, LogLimit: bucketLogLimit}},
+			CacheBytes: max(cacheBytes, 0), NoCache: cacheBytes < 0, BucketAbove: 1 << 30, LogLimit: bucketLogLimit}},
 		Buffer:  state.MakeBagState[[]byte]("buffer"),
 		Cleanup: timers.InEventTime("cleanup"),
 	}
@@ -163,7 +164,7 @@ func (h *harness) finishBundle() { h.fn.FinishBundle(h.emit, h.emitLate) }
 func (h *harness) element(side Side, ms int64, key, value string) {
 	h.t.Helper()
 	sp, tp := h.stores(key)
-	err := h.fn.ProcessElement(context.Background(), window.SingleGlobalWindow{}, beam.EventTime(ms), sp, tp, key,
+	err := h.fn.ProcessElement(context.Background(), window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key,
 		encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate)
 	if err != nil {
 		h.t.Fatal(err)
@@ -171,12 +172,15 @@ func (h *harness) element(side Side, ms int64, key, value string) {
 }
 
 // fire delivers a firing of the key's timer t, in the open bundle, as a
-// runner does: the firing is the timer's tag, and OnTimer's event time is
-// its hold.
+// runner does: the fired timer is no longer set, the firing is known by
+// the timer's tag, and OnTimer's event time is its hold.
 func (h *harness) fire(key string, t timers.TimerMap) {
 	h.t.Helper()
 	sp, tp := h.stores(key)
-	err := h.fn.OnTimer(context.Background(), window.SingleGlobalWindow{}, beam.EventTime(t.HoldTimestamp), sp, tp, key,
+	if tp[t.Tag] == t {
+		delete(tp, t.Tag)
+	}
+	err := h.fn.OnTimer(context.Background(), window.GlobalWindow{}, beam.EventTime(t.HoldTimestamp), sp, tp, key,
 		timers.Context{Family: t.Family, Tag: t.Tag}, h.emit, h.emitLate)
 	if err != nil {
 		h.t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 // take the stale firing for the 25.001 s one, expire l2 early and judge r1
 // late.
 func TestIntervalStaleFiring(t *testing.T) {
-	h := newHarness(t, match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second), Type: match.Inner, Emit: match.Immediate}, time.Millisecond)
+	h := newHarness(t, match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second), Type: match.Inner, Emit: match.Immediate}, time.Millisecond, 0)
 	h.startBundle()
 	h.element(Left, 10_000, "a", "l1")
 	h.element(Left, 20_000, "a", "l2")

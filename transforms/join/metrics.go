@@ -16,6 +16,8 @@ var counters = func() (c struct {
 	buffered           beam.Counter
 	keysWithState      beam.Counter
 	staleFirings       beam.Counter
+	cacheHits          beam.Counter
+	cacheMisses        beam.Counter
 	bufferedPerKey     beam.Distribution
 }) {
 	for _, side := range []Side{Left, Right} {
@@ -31,6 +33,8 @@ var counters = func() (c struct {
 	c.buffered = beam.NewCounter(Namespace, "buffered")
 	c.keysWithState = beam.NewCounter(Namespace, "keys_with_state")
 	c.staleFirings = beam.NewCounter(Namespace, "stale_firings")
+	c.cacheHits = beam.NewCounter(Namespace, "cache_hits")
+	c.cacheMisses = beam.NewCounter(Namespace, "cache_misses")
 	c.bufferedPerKey = beam.NewDistribution(Namespace, "buffered_per_key")
 	return c
 }()
