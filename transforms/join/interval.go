@@ -39,10 +39,12 @@ import (
 // are never late downstream: the join holds the output watermark for them.
 //
 // An element is late iff one of its potential partners may already have
-// been removed on its key; late elements are neither joined nor buffered,
-// but go to the second output. An element not behind the watermark by more
-// than the allowed lateness is never late, so no pair is lost at the
-// cleanup boundary.
+// been removed, as far as the join can tell: on its key, or on any key by
+// the timer firings it has seen (the package documentation's section on
+// late data says exactly what it can and cannot know). Late elements are
+// neither joined nor buffered, but go to the second output. An element not
+// behind the watermark by more than the allowed lateness is never late, so
+// no pair is lost at the cleanup boundary.
 //
 // The package documentation describes how the join keeps its state, what
 // each element costs in state calls, and its counters. Interval panics on
@@ -90,8 +92,10 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		CleanupEvery: cfg.cleanupMillis(),
 		Key:          keyCoder,
 		NoCache:      cfg.noCache,
+		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
+		ID:           newJoinID(),
 	}
 	bucketed := cfg.set&setHotKeyBuckets != 0
 	if l := cfg.layout; l != nil {

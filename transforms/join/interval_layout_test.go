@@ -21,11 +21,14 @@ var intervalSuite = []struct {
 	{"BoundShapes", intervalBoundShapes},
 	{"TypesAndModes", intervalTypesAndModes},
 	{"Late", intervalLate},
-	{"ForgetsProgressAfterASpan", intervalForgetsProgressAfterASpan},
+	{"LateAfterProgressForgotten", intervalLateAfterProgressForgotten},
+	{"BehindTheWatermark", intervalBehindTheWatermark},
 	{"StateBounded", intervalStateBounded},
 	{"MaxBufferedPerKey", intervalMaxBufferedPerKey},
 	{"FinalNotLateDownstream", intervalFinalNotLateDownstream},
 	{"StructValuesIntKeys", intervalStructValuesIntKeys},
+	{"RetractAsymmetricBounds", intervalRetractAsymmetricBounds},
+	{"LateAfterForget", intervalLateAfterForget},
 }
 
 // underLayout is opts followed by the layout options a suite test runs
