@@ -44,6 +44,21 @@ import (
 // than the allowed lateness is never late, so no pair is lost at the
 // cleanup boundary.
 //
+// The join is defined in event time, not per window. Inputs may be windowed
+// in any way, fixed, sliding or sessions, as long as both are windowed
+// alike (TryInterval names both windowings otherwise): the join moves them
+// into the global window, so a pair straddling a window boundary is found,
+// and gives its records and late elements back the inputs' window function,
+// trigger and allowed lateness, each assigned to windows by its own
+// timestamp. Under sliding windows a record is in every window that holds
+// its timestamp, and each input element is joined once, however many
+// windows it is in (the join keeps the copy in the earliest window that
+// holds its timestamp). Under session windows each record starts a session
+// of its own, [timestamp, timestamp+gap), which a GroupByKey downstream
+// merges as usual. Late elements are behind the watermark, so a GroupByKey
+// downstream drops them as late data unless the windowing allows that
+// lateness: write them out ungrouped.
+//
 // The package documentation describes how the join keeps its state, what
 // each element costs in state calls, and its counters. Interval panics on
 // misuse with a clear message; TryInterval returns the error.
@@ -68,6 +83,11 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err := checkInputs[K, L, R]("join.Interval", left, right); err != nil {
 		return results, late, err
 	}
+	windows, err := sharedWindows("join.Interval", left, right)
+	if err != nil {
+		return results, late, err
+	}
+	left, right = windows.intoGlobal(s.Scope("left"), left), windows.intoGlobal(s.Scope("right"), right)
 	leftCoder, err := coders.KVValue(left)
 	if err != nil {
 		return results, late, err
@@ -115,5 +135,5 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	lateType := reflect.TypeOf(LateElement[K, L, R]{})
 	late = beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
-	return results, late, nil
+	return windows.restore(s.Scope("results"), results), windows.restore(s.Scope("late"), late), nil
 }
