@@ -59,6 +59,22 @@ import (
 // downstream drops them as late data unless the windowing allows that
 // lateness: write them out ungrouped.
 //
+// Result[K,L,R] and LateElement[K,L,R] are generic, so this package
+// cannot register their instances with Beam, and a worker finds a type in
+// a PCollection or a DoFn's field only by the name it was registered
+// under. A worker that does not know an instance rebuilds it as an
+// unnamed struct, and the join fails on its first record (a reflect.Set
+// panic naming join.Kind or join.Side). This holds for Prism's workers in
+// the launching process too, since they also decode the pipeline. So
+// register both instances in an init function of the program: registering
+// a function or DoFn that takes one (register.Function1x1 and the like)
+// registers it, or call beam.RegisterType(reflect.TypeOf(join.Result[K, L, R]{}))
+// and the same for LateElement. Workers in another process (Dataflow,
+// Flink, Spark, or Prism with workers of its own) run the program's own
+// binary, whose init functions register the same instances there; a
+// registration at construction time, after beam.Init, would come too late
+// (Beam panics).
+//
 // The package documentation describes how the join keeps its state, what
 // each element costs in state calls, and its counters. Interval panics on
 // misuse with a clear message; TryInterval returns the error.
