@@ -17,6 +17,11 @@
 //	results, late := join.Interval[string, Order, Payment](s, orders, payments,
 //		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
 //
+// Keys must encode deterministically, or two equal keys could reach
+// different state or groups and never meet: a floating-point key, or a
+// struct holding a float or a map in an exported field, is a construction
+// error that says where and suggests a string or an integer key instead.
+//
 // Options are values, validated once, when the transform is added: join
 // types (Inner, the default, LeftOuter, RightOuter, FullOuter), emission
 // modes (EmitImmediate, the default, EmitFinal, EmitRetract), and the

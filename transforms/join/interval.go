@@ -57,7 +57,9 @@ import (
 // of its own, [timestamp, timestamp+gap), which a GroupByKey downstream
 // merges as usual. Late elements are behind the watermark, so a GroupByKey
 // downstream drops them as late data unless the windowing allows that
-// lateness: write them out ungrouped.
+// lateness: write them out ungrouped. Under Bounded the records are given
+// the inputs' windowing too, but Prism drops them at a GroupByKey in any
+// window but the global one (see Bounded); a batch runner keeps them.
 //
 // Result[K,L,R] and LateElement[K,L,R] are generic, so this package
 // cannot register their instances with Beam, and a worker finds a type in
