@@ -5,6 +5,7 @@ package join
 // in interval_state.go; the package documentation explains how it runs.
 
 import (
+	"fmt"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -115,9 +116,14 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		return results, late, err
 	}
 
-	tagged := beam.Flatten(s,
+	// Both inputs are in the global window now, which beam.Flatten needs;
+	// TryFlatten returns, rather than panics on, anything else it refuses.
+	tagged, err := beam.TryFlatten(s,
 		beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: leftCoder}, left),
 		beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: rightCoder}, right))
+	if err != nil {
+		return results, late, fmt.Errorf("beamjoin: join.Interval: %w", err)
+	}
 	keyCoder, err := coders.KVKey(left)
 	if err != nil {
 		return results, late, err
