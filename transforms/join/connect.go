@@ -112,10 +112,11 @@ func (f *tagFn) ProcessElement(k beam.X, v beam.Y) (beam.X, beam.Z) {
 }
 
 // checkInputs reports why left and right are not a PCollection<KV<K,L>> and
-// a PCollection<KV<K,R>>. The type arguments are checked against the
-// PCollections because the DoFns build their output types from the former
-// and receive values of the latter: a mismatch would otherwise surface as a
-// reflection panic on a worker.
+// a PCollection<KV<K,R>>, or why K cannot be a key (checkKeyType). The
+// type arguments are checked against the PCollections because the DoFns
+// build their output types from the former and receive values of the
+// latter: a mismatch would otherwise surface as a reflection panic on a
+// worker.
 func checkInputs[K, L, R any](op string, left, right beam.PCollection) error {
 	cols := [2]beam.PCollection{Left: left, Right: right}
 	var keys, values [2]reflect.Type
@@ -147,5 +148,5 @@ func checkInputs[K, L, R any](op string, left, right beam.PCollection) error {
 			return fmt.Errorf("beamjoin: %s: type argument %s is %v, but %s is %v", op, w.param, w.arg, w.what, w.input)
 		}
 	}
-	return nil
+	return checkKeyType(op, keys[Left])
 }

@@ -17,6 +17,11 @@
 //	results, late := join.Interval[string, Order, Payment](s, orders, payments,
 //		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
 //
+// Keys must encode deterministically, or two equal keys could reach
+// different state or groups and never meet: a floating-point key, or a
+// struct holding a float or a map in an exported field, is a construction
+// error that says where and suggests a string or an integer key instead.
+//
 // Options are values, validated once, when the transform is added: join
 // types (Inner, the default, LeftOuter, RightOuter, FullOuter), emission
 // modes (EmitImmediate, the default, EmitFinal, EmitRetract), and the
@@ -55,9 +60,19 @@
 // uses one timer family, as Prism requires, and only state kinds every
 // portable runner supports (bag state, event-time timers with output
 // timestamps), unless HotKeyBuckets is given: that option adds map state,
-// which Prism supports. Prism v2.77 can lose or repeat a stateful DoFn's
-// timer work when it splits a bundle (apache/beam#35771): run pipelines
-// that use Interval on Prism with --experiments=prism_disable_sdf_split.
+// which Prism supports.
+//
+// On Prism, run pipelines that use Interval with
+// --experiments=prism_disable_sdf_split (the flag, or jobopts.Experiments
+// set before beam.Init); this package sets no Beam option itself, and other
+// runners ignore the experiment. Without it, Prism v2.77 splits a slow
+// bundle of the join's stateful DoFn and hands the split-off elements to a
+// new bundle, and its splitBundle marks their keys free although the first
+// bundle may still be working on the same keys: two bundles then work on
+// one key at once, each reading and writing its state, and a split of a
+// bundle that holds timers also drops their watermark holds
+// (apache/beam#35771). Both lose or repeat the join's work: pairs made
+// twice, elements never accounted for.
 //
 // # The interval join's state
 //

@@ -5,6 +5,7 @@ package join
 // in interval_state.go; the package documentation explains how it runs.
 
 import (
+	"fmt"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -46,6 +47,39 @@ import (
 // behind the watermark by more than the allowed lateness is never late, so
 // no pair is lost at the cleanup boundary.
 //
+// The join is defined in event time, not per window. Inputs may be windowed
+// in any way, fixed, sliding or sessions, as long as both are windowed
+// alike (TryInterval names both windowings otherwise): the join moves them
+// into the global window, so a pair straddling a window boundary is found,
+// and gives its records and late elements back the inputs' window function,
+// trigger and allowed lateness, each assigned to windows by its own
+// timestamp. Under sliding windows a record is in every window that holds
+// its timestamp, and each input element is joined once, however many
+// windows it is in (the join keeps the copy in the earliest window that
+// holds its timestamp). Under session windows each record starts a session
+// of its own, [timestamp, timestamp+gap), which a GroupByKey downstream
+// merges as usual. Late elements are behind the watermark, so a GroupByKey
+// downstream drops them as late data unless the windowing allows that
+// lateness: write them out ungrouped. Under Bounded the records are given
+// the inputs' windowing too, but Prism drops them at a GroupByKey in any
+// window but the global one (see Bounded); a batch runner keeps them.
+//
+// Result[K,L,R] and LateElement[K,L,R] are generic, so this package
+// cannot register their instances with Beam, and a worker finds a type in
+// a PCollection or a DoFn's field only by the name it was registered
+// under. A worker that does not know an instance rebuilds it as an
+// unnamed struct, and the join fails on its first record (a reflect.Set
+// panic naming join.Kind or join.Side). This holds for Prism's workers in
+// the launching process too, since they also decode the pipeline. So
+// register both instances in an init function of the program: registering
+// a function or DoFn that takes one (register.Function1x1 and the like)
+// registers it, or call beam.RegisterType(reflect.TypeOf(join.Result[K, L, R]{}))
+// and the same for LateElement. Workers in another process (Dataflow,
+// Flink, Spark, or Prism with workers of its own) run the program's own
+// binary, whose init functions register the same instances there; a
+// registration at construction time, after beam.Init, would come too late
+// (Beam panics).
+//
 // The package documentation describes how the join keeps its state, what
 // each element costs in state calls, and its counters. Interval panics on
 // misuse with a clear message; TryInterval returns the error.
@@ -70,6 +104,11 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err := checkInputs[K, L, R]("join.Interval", left, right); err != nil {
 		return results, late, err
 	}
+	windows, err := sharedWindows("join.Interval", left, right)
+	if err != nil {
+		return results, late, err
+	}
+	left, right = windows.intoGlobal(s.Scope("left"), left), windows.intoGlobal(s.Scope("right"), right)
 	leftCoder, err := coders.KVValue(left)
 	if err != nil {
 		return results, late, err
@@ -79,9 +118,14 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		return results, late, err
 	}
 
-	tagged := beam.Flatten(s,
+	// Both inputs are in the global window now, which beam.Flatten needs;
+	// TryFlatten returns, rather than panics on, anything else it refuses.
+	tagged, err := beam.TryFlatten(s,
 		beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: leftCoder}, left),
 		beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: rightCoder}, right))
+	if err != nil {
+		return results, late, fmt.Errorf("beamjoin: join.Interval: %w", err)
+	}
 	keyCoder, err := coders.KVKey(left)
 	if err != nil {
 		return results, late, err
@@ -119,5 +163,5 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	lateType := reflect.TypeOf(LateElement[K, L, R]{})
 	late = beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
-	return results, late, nil
+	return windows.restore(s.Scope("results"), results), windows.restore(s.Scope("late"), late), nil
 }

@@ -27,6 +27,11 @@ func (k Kind) String() string { return kindWords.name(uint8(k)) }
 //
 // The record's element timestamp is Time: max(LeftTime, RightTime) for a
 // pair, the element's own time for unmatched and retract records.
+//
+// Beam's workers, in the launching process or another, know a Result
+// instance only if the program registers it in an init function, for
+// example with beam.RegisterType(reflect.TypeOf(join.Result[string, Order, Payment]{}))
+// or by registering a function that takes it; see Interval.
 type Result[K, L, R any] struct {
 	Kind      Kind
 	Key       K
@@ -41,6 +46,11 @@ type Result[K, L, R any] struct {
 // late iff one of its potential partners may already have been cleaned up).
 // It was neither joined nor buffered. Exactly one of Left and Right is set,
 // the one named by Side; Time is its event time, also its element timestamp.
+//
+// Like Result, a LateElement instance reaches Beam's workers only if the
+// program registers it in an init function (beam.RegisterType, or a
+// registered function that takes it), even when the late output is not
+// used: the join builds a LateElement for every late element; see Interval.
 type LateElement[K, L, R any] struct {
 	Side  Side
 	Key   K

@@ -108,7 +108,7 @@ func benchNestedLoop(b *testing.B, keys, perKey int) {
 	ref := newReference(s.config())
 	feed := func(i int) int {
 		e, left := s.element(i)
-		return len(ref.process(refElem{left, e}))
+		return len(ref.process(refElem{left: left, ev: e}))
 	}
 	for i := range s.warmUp() {
 		feed(i)

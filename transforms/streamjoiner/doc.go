@@ -83,11 +83,25 @@
 //
 // Construction errors name the field at fault. A key selector that returns
 // no key — nil (a nil pointer, or an interface K holding nil) or the empty
-// string; 0 and other zero values are keys — makes ProcessLeft or ProcessRight fail with an
-// error naming the side, for which errors.Is(err, ErrEmptyKey) holds, and
-// so does an interface K holding a value that cannot be compared (a slice,
-// a map); nothing is buffered. An error from the JoinFunc is returned wrapped,
-// together with the records made before it; the element stays buffered.
+// string; 0 and other zero values are keys — makes ProcessLeft or
+// ProcessRight fail with an error naming the side, for which
+// errors.Is(err, ErrEmptyKey) holds. A key that cannot be one fails the
+// same way, with ErrUnusableKey: a key holding a value that cannot be
+// compared (a slice, map or func in an interface K, or in an interface
+// field of a struct K), which a Go map cannot hash, or a key holding a NaN,
+// which equals nothing, so that no element could ever match it. A JoinFunc
+// that fails makes the call return its error, wrapped, and no records.
+// Every such failed call changes nothing but Stats' Rejected count: the
+// element is not buffered and nothing is evicted or dropped for it, so a
+// caller may call again with the same element without getting a pair
+// twice.
+//
+// # Accounting
+//
+// Stats counts, per side, the elements accepted, rejected, matched,
+// emitted unmatched, evicted, dropped, cleared and buffered, and the pairs,
+// in a snapshot in which every accepted element is accounted for exactly
+// once (see Stats for the equations).
 //
 // # Concurrency
 //

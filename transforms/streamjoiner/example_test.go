@@ -166,3 +166,41 @@ func ExampleBounds_Contains() {
 	// true false true
 	// Bounds(before=5s, after=10s)
 }
+
+// Stats accounts for every element: per side, In = Buffered + Evicted +
+// Dropped + Cleared, and on an outer side In = Matched + Unmatched -
+// MatchedAfterUnmatched. Here the left "1" is emitted alone, then paired
+// by the right 1; a right element with no key is rejected and changes
+// nothing else.
+func ExampleStreamJoiner_Stats() {
+	joiner, err := streamjoiner.New(
+		streamjoiner.Config[string, int, string]{
+			Type:    join.LeftOuter,
+			Bounds:  streamjoiner.OfSize(time.Minute),
+			LeftKey: func(s string) string { return s },
+			RightKey: func(n int) string {
+				if n < 0 {
+					return "" // no key
+				}
+				return strconv.Itoa(n)
+			},
+			LeftTime:  func(string) int64 { return 0 },
+			RightTime: func(int) int64 { return 30_000 },
+		},
+		func(l *string, r *int) (string, error) { return fmt.Sprint(l != nil, r != nil), nil })
+	if err != nil {
+		panic(err)
+	}
+	joiner.ProcessLeft("1")
+	joiner.ProcessRight(1)
+	_, err = joiner.ProcessRight(-1)
+	fmt.Println(err)
+	joiner.Clear()
+	st := joiner.Stats()
+	fmt.Printf("left  %+v\nright %+v\npairs %d\n", st.Left, st.Right, st.Pairs)
+	// Output:
+	// beamjoin: right key selector returned an empty key
+	// left  {In:1 Rejected:0 Matched:1 Unmatched:1 MatchedAfterUnmatched:1 Evicted:0 Dropped:0 Cleared:1 Buffered:0}
+	// right {In:1 Rejected:1 Matched:1 Unmatched:0 MatchedAfterUnmatched:0 Evicted:0 Dropped:0 Cleared:1 Buffered:0}
+	// pairs 1
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
@@ -26,6 +27,26 @@ func (e *emptyKeyError) Is(target error) bool { return target == ErrEmptyKey }
 
 var emptyKey = [2]error{join.Left: &emptyKeyError{join.Left}, join.Right: &emptyKeyError{join.Right}}
 
+// ErrUnusableKey is what errors.Is finds in the error of a ProcessLeft or
+// ProcessRight call whose key selector returned a key that cannot be one:
+// a key holding a value that cannot be compared (a slice, map or func in
+// an interface, or in an interface field of a struct key), which a Go map
+// cannot hash, or a key holding a NaN, which equals no key, itself
+// included, so that nothing could ever match it.
+var ErrUnusableKey = errors.New("beamjoin: key selector returned a key that cannot be used")
+
+// unusableKeyError says why a side's key cannot be used.
+type unusableKeyError struct {
+	side join.Side
+	why  string
+}
+
+func (e *unusableKeyError) Error() string {
+	return fmt.Sprintf("beamjoin: %v key selector returned a key %s", e.side, e.why)
+}
+
+func (e *unusableKeyError) Is(target error) bool { return target == ErrUnusableKey }
+
 // StreamJoiner joins two streams fed to it one element at a time, in
 // memory: each element is matched against the other side's buffered
 // elements with the same key, then buffered itself. See the package
@@ -43,6 +64,11 @@ type StreamJoiner[L, R any, K comparable, O any] struct {
 	// keyIsInterface: a K that is an interface type can hold a nil pointer
 	// or a zero value that == cannot see.
 	keyIsInterface bool
+	// keyHoldsInterface: K, a struct or array, has an interface in it,
+	// which may hold a value that cannot be compared or hashed.
+	keyHoldsInterface bool
+	// keyMayBeNaN: K is or holds a float, or an interface that may hold one.
+	keyMayBeNaN bool
 	// zeroKeyIsEmpty: K's zero value is nil or the empty string.
 	zeroKeyIsEmpty bool
 
@@ -50,6 +76,7 @@ type StreamJoiner[L, R any, K comparable, O any] struct {
 	keys    keyTable[L, R, K]
 	sizes   [2]int // buffered elements per side
 	maxTime int64  // the largest timestamp seen, or math.MinInt64
+	stats   Stats  // Buffered is filled in by Stats
 }
 
 // value is one buffered element of either side; only the field of its
@@ -91,16 +118,19 @@ func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O
 	if fn == nil {
 		return nil, fmt.Errorf("beamjoin: join function is missing")
 	}
+	kt := reflect.TypeFor[K]()
 	return &StreamJoiner[L, R, K, O]{
-		cfg:            cfg,
-		fn:             fn,
-		sides:          readers(cfg),
-		rules:          match.Rules{Bounds: cfg.Bounds.core(), Type: match.Type(cfg.Type), Emit: match.Immediate},
-		retention:      cfg.StateRetention.Milliseconds(),
-		keyIsInterface: reflect.TypeFor[K]().Kind() == reflect.Interface,
-		zeroKeyIsEmpty: emptyValue(reflect.Zero(reflect.TypeFor[K]())),
-		keys:           newKeyTable[L, R, K](),
-		maxTime:        math.MinInt64,
+		cfg:               cfg,
+		fn:                fn,
+		sides:             readers(cfg),
+		rules:             match.Rules{Bounds: cfg.Bounds.core(), Type: match.Type(cfg.Type), Emit: match.Immediate},
+		retention:         cfg.StateRetention.Milliseconds(),
+		keyIsInterface:    kt.Kind() == reflect.Interface,
+		keyHoldsInterface: kt.Kind() != reflect.Interface && holds(kt, reflect.Interface),
+		keyMayBeNaN:       holds(kt, reflect.Interface, reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128),
+		zeroKeyIsEmpty:    emptyValue(reflect.Zero(kt)),
+		keys:              newKeyTable[L, R, K](),
+		maxTime:           math.MinInt64,
 	}, nil
 }
 
@@ -109,10 +139,11 @@ func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O
 // elements' timestamp order) or, if there were none and the join type is
 // LeftOuter or FullOuter, of the element alone.
 //
-// An element whose key selector returns the zero K gets an error naming
+// An element whose key selector returns no usable key gets an error naming
 // the left side, and nothing is buffered. If fn fails, ProcessLeft returns
-// the records made before the failure and the error wrapped; the element
-// stays buffered.
+// no records and the error wrapped, and the call has changed nothing: the
+// element is not buffered, and nothing was evicted or dropped for it, so
+// calling again with the same element makes no pair twice.
 func (j *StreamJoiner[L, R, K, O]) ProcessLeft(l L) ([]O, error) {
 	return j.arrive(match.Left, value[L, R]{left: &l})
 }
@@ -133,6 +164,7 @@ func (j *StreamJoiner[L, R, K, O]) arrive(s match.Side, v value[L, R]) ([]O, err
 	read := j.sides[s]
 	k := read.key(v)
 	if err := j.checkKey(s, k); err != nil {
+		j.stats.side(s).Rejected++
 		return nil, err
 	}
 	var ts int64
@@ -161,10 +193,13 @@ func (j *StreamJoiner[L, R, K, O]) RightBufferSize() int {
 }
 
 // Clear empties both buffers and forgets the largest timestamp seen,
-// returning the joiner to the state New left it in.
+// returning the joiner's buffers to the state New left them in. Stats keeps
+// counting: the elements Clear removes are counted as Cleared.
 func (j *StreamJoiner[L, R, K, O]) Clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.stats.Left.Cleared += int64(j.sizes[match.Left])
+	j.stats.Right.Cleared += int64(j.sizes[match.Right])
 	j.keys.clear()
 	j.sizes = [2]int{}
 	j.maxTime = math.MinInt64
@@ -172,27 +207,89 @@ func (j *StreamJoiner[L, R, K, O]) Clear() {
 
 // checkKey returns an error if k, from side s's key selector, is no key:
 // nil (a nil pointer, or an interface K holding nothing or a nil pointer) or
-// the empty string; or, for an interface K, a value that cannot be
-// compared and so cannot be a key. Other zero values, such as 0 for an int
-// key, are keys like any other.
+// the empty string. Other zero values, such as 0 for an int key, are keys
+// like any other. It also returns an error for a key that cannot be used
+// (ErrUnusableKey): one holding a value that cannot be compared, which a
+// map access would panic on, or a NaN, which no key equals.
 func (j *StreamJoiner[L, R, K, O]) checkKey(s match.Side, k K) error {
 	if j.keyIsInterface {
 		v := reflect.ValueOf(k)
 		if !v.IsValid() || emptyValue(v) {
 			return emptyKey[s]
 		}
-		if !v.Comparable() {
-			return fmt.Errorf("beamjoin: %v key selector returned a key of type %v, which is not comparable", join.Side(s), v.Type())
-		}
-		return nil
 	}
-	if j.zeroKeyIsEmpty {
+	if j.keyIsInterface || j.keyHoldsInterface {
+		if why := incomparable(reflect.ValueOf(k), ""); why != "" {
+			return &unusableKeyError{side: join.Side(s), why: why}
+		}
+	}
+	if j.keyMayBeNaN && k != k {
+		return &unusableKeyError{side: join.Side(s), why: "that holds a NaN, which equals no key, so nothing could ever match it"}
+	}
+	if j.zeroKeyIsEmpty && !j.keyIsInterface {
 		var zero K
 		if k == zero {
 			return emptyKey[s]
 		}
 	}
 	return nil
+}
+
+// incomparable says where v, a key or a part of it at path, holds a value
+// that cannot be compared, or returns "".
+func incomparable(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return ""
+		}
+		return incomparable(v.Elem(), path)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			name := v.Type().Field(i).Name
+			if path != "" {
+				name = path + "." + name
+			}
+			if why := incomparable(v.Field(i), name); why != "" {
+				return why
+			}
+		}
+		return ""
+	case reflect.Array:
+		for i := range v.Len() {
+			if why := incomparable(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	if v.Comparable() {
+		return ""
+	}
+	if path == "" {
+		return fmt.Sprintf("of type %v, which is not comparable", v.Type())
+	}
+	return fmt.Sprintf("with a %v at %s, which is not comparable", v.Type(), path)
+}
+
+// holds reports whether t is, or has in it, a type of one of the kinds:
+// as a field of a struct or an element of an array, the parts of a
+// comparable type.
+func holds(t reflect.Type, kinds ...reflect.Kind) bool {
+	if slices.Contains(kinds, t.Kind()) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holds(t.Field(i).Type, kinds...) {
+				return true
+			}
+		}
+	case reflect.Array:
+		return holds(t.Elem(), kinds...)
+	}
+	return false
 }
 
 // emptyValue reports whether v is nil or the empty string: the Go forms of
@@ -207,47 +304,75 @@ func emptyValue(v reflect.Value) bool {
 	return false
 }
 
-// process joins e under key k, buffers it, applies the size cap and the
-// retention, and then makes the output records.
+// process makes e's records, joining it under key k, and only then, if
+// they could all be made, buffers e and applies the size cap and the
+// retention: a failing fn leaves no trace.
 func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O, error) {
-	arrival := j.keys.buffer(k, e.Side, e.Time).Add(j.rules, e)
+	var partners []match.Entry[value[L, R]]
+	if buf, ok := j.keys.lookup(k); ok {
+		partners = buf.Partners(j.rules, e.Side, e.Time)
+	}
+	unmatched := j.rules.UnmatchedOnArrival(e.Side, len(partners) > 0)
+	out, err := j.records(k, e, partners, unmatched)
+	st := j.stats.side(e.Side)
+	if err != nil {
+		st.Rejected++
+		return nil, err
+	}
+	st.In++
+	j.stats.Pairs += int64(len(partners))
+	if len(partners) > 0 {
+		st.Matched++
+	}
+	if unmatched {
+		st.Unmatched++
+	}
+	other := j.stats.side(e.Side.Other())
+	outer := j.rules.Type.Outer(e.Side.Other())
+	for i := range partners {
+		if !partners[i].Matched {
+			other.Matched++
+			if outer {
+				other.MatchedAfterUnmatched++
+			}
+		}
+	}
+	// Add pairs e with the partners found above and marks them matched.
+	j.keys.buffer(k, e.Side, e.Time).Add(j.rules, e)
 	j.sizes[e.Side]++
 	j.maxTime = max(j.maxTime, e.Time)
 	j.evictOldest()
 	j.dropRetired()
-	// The records are made last, so that a failing fn cannot leave the
-	// buffers over their cap; arrival holds the partners even if they were
-	// evicted just now.
-	n := len(arrival.Partners)
-	if arrival.Unmatched {
+	return out, nil
+}
+
+// records calls fn for e's pairs with partners and, if unmatched, for e
+// alone.
+func (j *StreamJoiner[L, R, K, O]) records(k K, e match.Entry[value[L, R]], partners []match.Entry[value[L, R]], unmatched bool) ([]O, error) {
+	n := len(partners)
+	if unmatched {
 		n++
 	}
 	if n == 0 {
 		return nil, nil
 	}
 	out := make([]O, 0, n)
-	fail := func(err error) ([]O, error) {
-		if len(out) == 0 {
-			return nil, err
-		}
-		return out, err
-	}
-	for i := range arrival.Partners {
-		l, r := &e, &arrival.Partners[i]
+	for i := range partners {
+		l, r := &e, &partners[i]
 		if e.Side == match.Right {
 			l, r = r, l
 		}
 		o, err := j.fn(l.Value.left, r.Value.right)
 		if err != nil {
-			return fail(fmt.Errorf("beamjoin: join function failed on key %v, left at %d and right at %d: %w", k, l.Time, r.Time, err))
+			return nil, fmt.Errorf("beamjoin: join function failed on key %v, left at %d and right at %d: %w", k, l.Time, r.Time, err)
 		}
 		out = append(out, o)
 	}
-	if arrival.Unmatched {
+	if unmatched {
 		// Only the field of e's side is set: the other side is nil.
 		o, err := j.fn(e.Value.left, e.Value.right)
 		if err != nil {
-			return fail(fmt.Errorf("beamjoin: join function failed on key %v, unmatched %v at %d: %w", k, join.Side(e.Side), e.Time, err))
+			return nil, fmt.Errorf("beamjoin: join function failed on key %v, unmatched %v at %d: %w", k, join.Side(e.Side), e.Time, err)
 		}
 		out = append(out, o)
 	}
@@ -259,7 +384,7 @@ func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O
 func (j *StreamJoiner[L, R, K, O]) evictOldest() {
 	for j.sizes[match.Left]+j.sizes[match.Right] > j.cfg.MaxStateSize {
 		buf, _, _ := j.keys.oldest()
-		j.removed(buf.Evict(j.rules, buf.Len()-1))
+		j.removed(buf.Evict(j.rules, buf.Len()-1), true)
 	}
 }
 
@@ -275,15 +400,21 @@ func (j *StreamJoiner[L, R, K, O]) dropRetired() {
 		if !ok || oldest >= cutoff {
 			return
 		}
-		j.removed(buf.DropBefore(j.rules, cutoff))
+		j.removed(buf.DropBefore(j.rules, cutoff), false)
 	}
 }
 
 // removed accounts for elements that just left the buffer of the key with
-// the oldest element.
-func (j *StreamJoiner[L, R, K, O]) removed(gone []match.Entry[value[L, R]]) {
+// the oldest element, evicted by the size cap or dropped by the retention.
+func (j *StreamJoiner[L, R, K, O]) removed(gone []match.Entry[value[L, R]], evicted bool) {
 	for i := range gone {
-		j.sizes[gone[i].Side]--
+		s := gone[i].Side
+		j.sizes[s]--
+		if evicted {
+			j.stats.side(s).Evicted++
+		} else {
+			j.stats.side(s).Dropped++
+		}
 	}
 	j.keys.shrunk()
 }

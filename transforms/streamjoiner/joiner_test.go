@@ -3,8 +3,8 @@ package streamjoiner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -481,6 +481,36 @@ func TestBadKeys(t *testing.T) {
 				LeftKey: func(ev) any { return []byte("k") }, RightKey: func(ev) any { return map[int]int{1: 1} }}, ev{})
 		}, "beamjoin: left key selector returned a key of type []uint8, which is not comparable",
 			"beamjoin: right key selector returned a key of type map[int]int, which is not comparable"},
+		{"incomparable_value_in_struct_field", func() keyResult {
+			type anyID struct {
+				Shop string
+				ID   any
+			}
+			return feedBoth(Config[ev, ev, anyID]{Bounds: OfSize(time.Second),
+				LeftKey: func(ev) anyID { return anyID{"s", []byte("k")} }, RightKey: func(ev) anyID { return anyID{"s", map[int]int{}} }}, ev{})
+		}, "beamjoin: left key selector returned a key with a []uint8 at ID, which is not comparable",
+			"beamjoin: right key selector returned a key with a map[int]int at ID, which is not comparable"},
+		{"incomparable_value_deep_in_struct", func() keyResult {
+			type inner struct{ Parts [2]any }
+			type outer struct{ In inner }
+			return feedBoth(Config[ev, ev, outer]{Bounds: OfSize(time.Second),
+				LeftKey: func(ev) outer { return outer{inner{[2]any{1, []int{2}}}} }, RightKey: func(ev) outer { return outer{inner{[2]any{1, 2}}} }}, ev{})
+		}, "beamjoin: left key selector returned a key with a []int at In.Parts[1], which is not comparable", ""},
+		{"nan_key", func() keyResult {
+			return feedBoth(Config[ev, ev, float64]{Bounds: OfSize(time.Second),
+				LeftKey: func(ev) float64 { return math.NaN() }, RightKey: func(ev) float64 { return math.NaN() }}, ev{})
+		}, "beamjoin: left key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it",
+			"beamjoin: right key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it"},
+		{"nan_in_struct_and_interface", func() keyResult {
+			type at struct{ X, Y float64 }
+			return feedBoth(withInterface{Bounds: OfSize(time.Second),
+				LeftKey: func(ev) any { return at{1, math.NaN()} }, RightKey: func(ev) any { return math.NaN() }}, ev{})
+		}, "beamjoin: left key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it",
+			"beamjoin: right key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it"},
+		{"float_key_is_fine", func() keyResult {
+			return feedBoth(Config[ev, ev, float64]{Bounds: OfSize(time.Second),
+				LeftKey: func(ev) float64 { return 0.5 }, RightKey: func(ev) float64 { return 0.5 }}, ev{})
+		}, "", ""},
 		{"pointer_key_is_fine", func() keyResult {
 			return feedBoth(withPointer{Bounds: OfSize(time.Second),
 				LeftKey: func(ev) *string { return &s }, RightKey: func(ev) *string { return &s }}, ev{})
@@ -495,16 +525,42 @@ func TestBadKeys(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 			for _, err := range []error{left, right} {
-				if err != nil && !errors.Is(err, ErrEmptyKey) && !strings.Contains(err.Error(), "not comparable") {
-					t.Errorf("errors.Is(%v, ErrEmptyKey) = false", err)
+				empty, unusable := errors.Is(err, ErrEmptyKey), errors.Is(err, ErrUnusableKey)
+				if err != nil && empty == unusable {
+					t.Errorf("%v: errors.Is ErrEmptyKey %v, ErrUnusableKey %v; want exactly one", err, empty, unusable)
 				}
 			}
-			wantSizes := [2]int{1, 1}
-			if tc.wantLeft != "" {
-				wantSizes = [2]int{}
+			var wantSizes [2]int
+			for s, want := range []string{tc.wantLeft, tc.wantRight} {
+				if want == "" {
+					wantSizes[s] = 1
+				}
 			}
 			if sizes != wantSizes {
 				t.Errorf("buffer sizes = %v, want %v", sizes, wantSizes)
+			}
+			// A rejected element is counted, and only as rejected.
+			var wantStats Stats
+			for s, side := range []*SideStats{&wantStats.Left, &wantStats.Right} {
+				if wantSizes[s] == 1 {
+					side.In, side.Buffered = 1, 1
+				} else {
+					side.Rejected = 1
+				}
+			}
+			// Full outer: the left element is emitted alone; the right one
+			// pairs with it, or is emitted alone too.
+			switch wantSizes {
+			case [2]int{1, 1}:
+				wantStats.Pairs, wantStats.Left.Matched, wantStats.Right.Matched = 1, 1, 1
+				wantStats.Left.Unmatched, wantStats.Left.MatchedAfterUnmatched = 1, 1
+			case [2]int{1, 0}:
+				wantStats.Left.Unmatched = 1
+			case [2]int{0, 1}:
+				wantStats.Right.Unmatched = 1
+			}
+			if diff := cmp.Diff(wantStats, res.stats); diff != "" {
+				t.Errorf("Stats() (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -515,6 +571,7 @@ func TestBadKeys(t *testing.T) {
 type keyResult struct {
 	left, right error
 	sizes       [2]int
+	stats       Stats
 }
 
 // feedBoth feeds e to both sides of a full outer joiner made from cfg.
@@ -531,7 +588,7 @@ func feedBoth[K comparable](cfg Config[ev, ev, K], e ev) keyResult {
 	if (left != nil && lout != nil) || (right != nil && rout != nil) {
 		panic("records returned with an empty key error")
 	}
-	return keyResult{left, right, [2]int{j.LeftBufferSize(), j.RightBufferSize()}}
+	return keyResult{left, right, [2]int{j.LeftBufferSize(), j.RightBufferSize()}, j.Stats()}
 }
 
 func errString(err error) string {
@@ -541,10 +598,18 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// TestJoinFuncError checks that a failing JoinFunc fails the call, which
+// then returns no records and changes nothing, so that a caller that calls
+// again gets every pair exactly once.
 func TestJoinFuncError(t *testing.T) {
 	boom := errors.New("boom")
+	flaky := 1 // how many more times l2+r2 fails
 	j, err := New(config(join.FullOuter, OfSize(10*time.Second)), func(l, r *ev) (string, error) {
 		if l != nil && l.Name == "bad" || r != nil && r.Name == "bad" {
+			return "", boom
+		}
+		if l != nil && r != nil && l.Name == "l2" && r.Name == "r2" && flaky > 0 {
+			flaky--
 			return "", boom
 		}
 		return name(l, r)
@@ -553,33 +618,44 @@ func TestJoinFuncError(t *testing.T) {
 		t.Fatal(err)
 	}
 	type result struct {
-		Out []string
-		Err string
+		Out   []string
+		Err   string
+		Sizes [2]int
 	}
 	var got []result
 	record := func(out []string, err error) {
-		got = append(got, result{out, errString(err)})
+		got = append(got, result{out, errString(err), [2]int{j.LeftBufferSize(), j.RightBufferSize()}})
 		if err != nil && !errors.Is(err, boom) {
 			t.Errorf("errors.Is(%v, boom) = false", err)
 		}
 	}
-	record(j.ProcessLeft(ev{"a", 1 * sec, "ok"}))
+	record(j.ProcessLeft(ev{"a", 1 * sec, "l1"}))
 	record(j.ProcessLeft(ev{"a", 2 * sec, "bad"}))
-	record(j.ProcessRight(ev{"a", 3 * sec, "r"}))
+	record(j.ProcessLeft(ev{"a", 2 * sec, "l2"}))
+	record(j.ProcessRight(ev{"a", 3 * sec, "r2"}))
+	record(j.ProcessRight(ev{"a", 3 * sec, "r2"})) // the caller calls again
 	record(j.ProcessRight(ev{"b", 4 * sec, "bad"}))
 	want := []result{
-		{[]string{"ok+_"}, ""},
-		{nil, "beamjoin: join function failed on key a, unmatched left at 2000: boom"},
-		// The failed element stayed buffered; the records before the failure
-		// are returned with the error.
-		{[]string{"ok+r"}, "beamjoin: join function failed on key a, left at 2000 and right at 3000: boom"},
-		{nil, "beamjoin: join function failed on key b, unmatched right at 4000: boom"},
+		{[]string{"l1+_"}, "", [2]int{1, 0}},
+		// Not buffered: r2 will not pair with it.
+		{nil, "beamjoin: join function failed on key a, unmatched left at 2000: boom", [2]int{1, 0}},
+		{[]string{"l2+_"}, "", [2]int{2, 0}},
+		// l1+r2 was made before l2+r2 failed, but is not returned, and r2
+		// is not buffered.
+		{nil, "beamjoin: join function failed on key a, left at 2000 and right at 3000: boom", [2]int{2, 0}},
+		{[]string{"l1+r2", "l2+r2"}, "", [2]int{2, 1}},
+		{nil, "beamjoin: join function failed on key b, unmatched right at 4000: boom", [2]int{2, 1}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := [2]int{j.LeftBufferSize(), j.RightBufferSize()}; got != [2]int{2, 2} {
-		t.Errorf("sizes = %v, want [2 2]", got)
+	wantStats := Stats{
+		Left:  SideStats{In: 2, Rejected: 1, Matched: 2, Unmatched: 2, MatchedAfterUnmatched: 2, Buffered: 2},
+		Right: SideStats{In: 1, Rejected: 2, Matched: 1, Buffered: 1},
+		Pairs: 2,
+	}
+	if diff := cmp.Diff(wantStats, j.Stats()); diff != "" {
+		t.Errorf("Stats() (-want +got):\n%s", diff)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 type refElem struct {
 	left bool
 	ev
+	matched bool
 }
 
 type reference struct {
@@ -30,6 +31,15 @@ type reference struct {
 	buf           []refElem // in arrival order
 	maxTime       int64
 	seen          bool
+	stats         Stats // counted the reference's own way; Buffered is not kept
+}
+
+// side returns the counts of the left or the right side.
+func (r *reference) side(left bool) *SideStats {
+	if left {
+		return &r.stats.Left
+	}
+	return &r.stats.Right
 }
 
 func newReference(cfg Config[ev, ev, string]) *reference {
@@ -49,7 +59,7 @@ func (r *reference) outer(left bool) bool {
 
 func (r *reference) process(e refElem) []string {
 	var partners []refElem
-	for _, b := range r.buf {
+	for i, b := range r.buf {
 		if b.left == e.left || b.Key != e.Key {
 			continue
 		}
@@ -59,7 +69,20 @@ func (r *reference) process(e refElem) []string {
 		}
 		if l-r.before <= rt && rt <= l+r.after {
 			partners = append(partners, b)
+			if !b.matched {
+				r.side(b.left).Matched++
+				if r.outer(b.left) {
+					r.side(b.left).MatchedAfterUnmatched++
+				}
+			}
+			r.buf[i].matched = true
 		}
+	}
+	r.side(e.left).In++
+	r.stats.Pairs += int64(len(partners))
+	e.matched = len(partners) > 0
+	if e.matched {
+		r.side(e.left).Matched++
 	}
 	slices.SortStableFunc(partners, func(a, b refElem) int { return int(a.At - b.At) })
 	var out []string
@@ -71,6 +94,7 @@ func (r *reference) process(e refElem) []string {
 		}
 	}
 	if len(partners) == 0 && r.outer(e.left) {
+		r.side(e.left).Unmatched++
 		if e.left {
 			out = append(out, e.Name+"+_")
 		} else {
@@ -88,10 +112,17 @@ func (r *reference) process(e refElem) []string {
 				oldest = i
 			}
 		}
+		r.side(r.buf[oldest].left).Evicted++
 		r.buf = slices.Delete(r.buf, oldest, oldest+1)
 	}
 	cutoff := r.maxTime - r.retention
-	r.buf = slices.DeleteFunc(r.buf, func(b refElem) bool { return b.At < cutoff })
+	r.buf = slices.DeleteFunc(r.buf, func(b refElem) bool {
+		if b.At < cutoff {
+			r.side(b.left).Dropped++
+			return true
+		}
+		return false
+	})
 	return out
 }
 
@@ -109,7 +140,8 @@ func (r *reference) sizes() [2]int {
 
 // TestMatchesNestedLoopReference feeds random streams, with many keys,
 // out-of-order timestamps, a small size cap and a short retention, to the
-// joiner and to the reference, and diffs the whole transcripts. Timestamps
+// joiner and to the reference, and diffs the whole transcripts: records,
+// buffer sizes and Stats. Timestamps
 // are distinct, so that which of two equally old elements of different keys
 // is evicted first (the joiner: the key seen first) does not matter.
 func TestMatchesNestedLoopReference(t *testing.T) {
@@ -144,12 +176,13 @@ func TestMatchesNestedLoopReference(t *testing.T) {
 			}
 		}
 		type result struct {
-			Out  []string
-			Size [2]int
+			Out   []string
+			Size  [2]int
+			Stats Stats
 		}
 		var got, want []result
 		for i, ts := range times {
-			e := refElem{rng.IntN(2) == 0, ev{fmt.Sprint(rng.IntN(keys)), int64(ts), fmt.Sprint(i)}}
+			e := refElem{left: rng.IntN(2) == 0, ev: ev{fmt.Sprint(rng.IntN(keys)), int64(ts), fmt.Sprint(i)}}
 			var out []string
 			if e.left {
 				out, err = j.ProcessLeft(e.ev)
@@ -159,13 +192,16 @@ func TestMatchesNestedLoopReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, result{out, [2]int{j.LeftBufferSize(), j.RightBufferSize()}})
+			st := j.Stats()
+			checkEquations(t, cfg.Type, st)
+			st.Left.Buffered, st.Right.Buffered = 0, 0 // the sizes are compared
+			got = append(got, result{out, [2]int{j.LeftBufferSize(), j.RightBufferSize()}, st})
 			for _, o := range out {
 				if !strings.Contains(o, "_") {
 					pairs++
 				}
 			}
-			want = append(want, result{ref.process(e), ref.sizes()})
+			want = append(want, result{ref.process(e), ref.sizes(), ref.stats})
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("trial %d (%v, %v, max %d, retention %v): transcript (-reference +joiner):\n%s",

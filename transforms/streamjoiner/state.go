@@ -38,6 +38,15 @@ func newKeyTable[L, R any, K comparable]() keyTable[L, R, K] {
 	return keyTable[L, R, K]{slots: make(map[K]int32)}
 }
 
+// lookup returns k's buffer, if k has elements buffered.
+func (t *keyTable[L, R, K]) lookup(k K) (*match.Buffer[value[L, R]], bool) {
+	slot, ok := t.slots[k]
+	if !ok {
+		return nil, false
+	}
+	return t.states[slot].buf, true
+}
+
 // buffer returns k's buffer, creating it for an element of side s at ts if
 // k has none, and otherwise moving k up the heap if that element will be
 // its oldest. Call it before adding the element.

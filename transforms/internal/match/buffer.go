@@ -121,6 +121,17 @@ type Arrival[V any] struct {
 	Unmatched bool
 }
 
+// Partners returns the buffered elements of the other side that an
+// element of side s at ts matches, in time order: the pairs Add would make,
+// found without changing the buffer. The slice is the buffer's own: read
+// it before the buffer next changes, and do not modify it.
+func (b *Buffer[V]) Partners(r Rules, s Side, ts int64) []Entry[V] {
+	other := b.sides[s.Other()]
+	from, to := r.PartnerRange(s, ts)
+	i, j := timeRange(other, from, to)
+	return other[i:j:j]
+}
+
 // Add joins a newly arrived element against the buffer and, unless it is
 // late, buffers it. The element's Matched field is set from its partners.
 func (b *Buffer[V]) Add(r Rules, e Entry[V]) Arrival[V] {

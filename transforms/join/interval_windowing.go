@@ -1,0 +1,145 @@
+package join
+
+// This file holds how the interval join treats its inputs' windows
+// (SPEC §2.7): it checks that both inputs are windowed alike, moves them
+// into the global window, where the join runs in event time across window
+// boundaries, and gives its outputs back the inputs' windowing.
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window/trigger"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
+
+func init() {
+	register.DoFn5x0[beam.Window, beam.EventTime, beam.X, beam.Y, func(beam.X, beam.Y)](&firstCopyFn{})
+	register.Emitter2[beam.X, beam.Y]()
+}
+
+// inputWindows is the windowing that the interval join's two inputs share.
+type inputWindows struct {
+	strategy *window.WindowingStrategy
+}
+
+// sharedWindows returns the windowing of left and right, or an error naming
+// both if they differ: Beam cannot flatten differently windowed inputs, and
+// the join's outputs could not be given both windowings back.
+func sharedWindows(op string, left, right beam.PCollection) (inputWindows, error) {
+	l, r := left.WindowingStrategy(), right.WindowingStrategy()
+	if !sameWindowing(l, r) {
+		return inputWindows{}, fmt.Errorf("beamjoin: %s: the inputs are windowed differently: the left by %s, the right by %s; "+
+			"window both alike (the join runs in event time across windows and gives its results the inputs' windowing)",
+			op, describeWindowing(l), describeWindowing(r))
+	}
+	return inputWindows{strategy: l}, nil
+}
+
+// global reports whether the inputs are in the global window, where the
+// join runs anyway.
+func (w inputWindows) global() bool { return w.strategy.Fn.Kind == window.GlobalWindows }
+
+// intoGlobal moves col, one of the inputs, into the global window, keeping
+// its timestamps, so that the join's state is per key only and a pair
+// straddling a window boundary is found. Under sliding windows an element
+// is in several windows, and a runner may by then have made it one element
+// per window (Prism does between stages); the join keeps one of them.
+func (w inputWindows) intoGlobal(s beam.Scope, col beam.PCollection) beam.PCollection {
+	if w.global() {
+		return col
+	}
+	if fn := w.strategy.Fn; fn.Kind == window.SlidingWindows && fn.Size > fn.Period {
+		col = beam.ParDo(s.Scope("firstCopy"), &firstCopyFn{Size: fn.Size.Milliseconds(), Period: fn.Period.Milliseconds()}, col)
+	}
+	return beam.WindowInto(s, window.NewGlobalWindows(), col)
+}
+
+// restore gives col, an output of the join, the inputs' windowing: each
+// record is assigned to windows by the inputs' window function from its own
+// timestamp, with the inputs' trigger and allowed lateness.
+func (w inputWindows) restore(s beam.Scope, col beam.PCollection) beam.PCollection {
+	if w.global() {
+		return col // it inherited the inputs' global windowing through the Flatten
+	}
+	ws := w.strategy
+	var opts []beam.WindowIntoOption
+	if ws.Trigger != nil {
+		opts = append(opts, beam.Trigger(ws.Trigger))
+	}
+	if ws.AccumulationMode == window.Accumulating {
+		opts = append(opts, beam.PanesAccumulate())
+	}
+	if ws.AllowedLateness != 0 {
+		opts = append(opts, beam.AllowedLateness(time.Duration(ws.AllowedLateness)*time.Millisecond))
+	}
+	return beam.WindowInto(s, ws.Fn, col, opts...)
+}
+
+// sameWindowing reports whether a and b window alike: the same window
+// function, trigger, accumulation mode and allowed lateness.
+func sameWindowing(a, b *window.WindowingStrategy) bool {
+	return a.Fn.Equals(b.Fn) && triggerName(a) == triggerName(b) &&
+		accumulation(a) == accumulation(b) && a.AllowedLateness == b.AllowedLateness
+}
+
+// describeWindowing writes ws as the calls that make it, leaving out what is
+// Beam's default.
+func describeWindowing(ws *window.WindowingStrategy) string {
+	out := windowFnName(ws.Fn)
+	if t := triggerName(ws); t != "" {
+		out += " with trigger " + t
+	}
+	if accumulation(ws) == window.Accumulating {
+		out += " accumulating panes"
+	}
+	if ws.AllowedLateness != 0 {
+		out += fmt.Sprintf(" with allowed lateness %v", time.Duration(ws.AllowedLateness)*time.Millisecond)
+	}
+	return out
+}
+
+// triggerName is ws's trigger, or "" for the default trigger.
+func triggerName(ws *window.WindowingStrategy) string {
+	switch ws.Trigger.(type) {
+	case nil, trigger.DefaultTrigger, *trigger.DefaultTrigger:
+		return ""
+	}
+	return fmt.Sprint(ws.Trigger)
+}
+
+// accumulation is ws's accumulation mode; unset means discarding.
+func accumulation(ws *window.WindowingStrategy) window.AccumulationMode {
+	if ws.AccumulationMode == window.Accumulating {
+		return window.Accumulating
+	}
+	return window.Discarding
+}
+
+// firstCopyFn keeps one copy of each element of a sliding-windowed
+// PCollection: the copy in the earliest window that holds the element's
+// timestamp. It observes the window, so the SDK calls it once per window
+// of an element, whether or not the runner has split it into copies. An
+// element in a window that does not hold its timestamp is not a copy made
+// by window assignment, and is kept.
+type firstCopyFn struct {
+	Size, Period int64 // milliseconds
+}
+
+func (f *firstCopyFn) ProcessElement(w beam.Window, et beam.EventTime, k beam.X, v beam.Y, emit func(beam.X, beam.Y)) {
+	if iw, ok := w.(window.IntervalWindow); ok && f.laterCopy(iw, et) {
+		return
+	}
+	emit(k, v)
+}
+
+// laterCopy reports whether w holds et and so does the window of the grid
+// before it: the element is then also in that earlier window.
+func (f *firstCopyFn) laterCopy(w window.IntervalWindow, et beam.EventTime) bool {
+	holds := w.Start <= et && et < w.End
+	earlierEnd := w.Start - mtime.Time(f.Period) + mtime.Time(f.Size)
+	return holds && et < earlierEnd
+}
