@@ -41,14 +41,13 @@ func Build(s beam.Scope, c Config) error {
 		return err
 	}
 	s = s.Scope("jsonjoin." + string(c.Op))
-	left, leftBad, err := jsonl.TryRead(s.Scope("left"), c.source("left", c.Left))
+	// Read together: a replay is one stream of both inputs, with one
+	// watermark (see jsonl.ReadAll).
+	records, bad, err := jsonl.TryReadAll(s, c.source("left", c.Left), c.source("right", c.Right))
 	if err != nil {
 		return err
 	}
-	right, rightBad, err := jsonl.TryRead(s.Scope("right"), c.source("right", c.Right))
-	if err != nil {
-		return err
-	}
+	left, right, leftBad, rightBad := records[0], records[1], bad[0], bad[1]
 	// counts are the tallies of the accounting (accounting.go): every line
 	// read, and every record made.
 	counts := []beam.PCollection{
@@ -113,13 +112,34 @@ func global(s beam.Scope, col beam.PCollection) beam.PCollection {
 
 func (c Config) source(side string, in Input) jsonl.Source {
 	return jsonl.Source{
-		Name:         side,
-		Pattern:      in.Pattern,
-		Fields:       in.Fields,
-		MaxLineBytes: c.MaxLineBytes,
-		Replay:       c.Replay,
-		WatermarkLag: c.WatermarkLag,
+		Name:          side,
+		Pattern:       in.Pattern,
+		Fields:        in.Fields,
+		MaxLineBytes:  c.MaxLineBytes,
+		Replay:        c.Replay,
+		WatermarkLag:  c.WatermarkLag,
+		WatermarkStep: c.watermarkStep(),
 	}
+}
+
+// watermarkStep is how far a replay's event time must rise between two
+// watermark reports: a quarter of the time an element waits in the join
+// for partners (the interval's width plus the allowed lateness), or of
+// the time between two window ends (the slide, the size, or the session
+// gap), and at least a millisecond. Finer reports would let the join
+// clean up or close windows a little sooner, at the cost of a checkpoint
+// each; coarser ones would hold more buffered state.
+func (c Config) watermarkStep() time.Duration {
+	span := c.Upper - c.Lower + c.AllowedLateness
+	switch {
+	case c.Op != Interval && c.Gap != 0:
+		span = c.Gap
+	case c.Op != Interval && c.Slide != 0:
+		span = c.Slide
+	case c.Op != Interval:
+		span = c.Size
+	}
+	return max(span/4/time.Millisecond*time.Millisecond, time.Millisecond)
 }
 
 // DefaultRunner is the runner Run uses when it is given none: Prism, the
