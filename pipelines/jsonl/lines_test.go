@@ -81,4 +81,3 @@ func TestNaturalLess(t *testing.T) {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
-
