@@ -68,14 +68,17 @@
 // every run.
 //
 // What may still differ between runs is the fate of a line that comes
-// after the watermark has passed the cleanup of its partners, that is a
-// line more than WatermarkLag plus AllowedLateness behind the latest time
-// read before it: Beam runs the reader and the join at the same time and
-// tells the join of the watermark only through its timers, so such a line
-// is late if the runner has fired its key's cleanup timer before the line
-// reaches the join, and joined otherwise. The late elements, and the
-// records of their keys, can therefore vary; everything else is the same
-// in every run, and a run without Replay does not depend on timing at all.
+// after the watermark has passed the time at which the join acts on its
+// key: for the interval join, the cleanup of the line's partners (the line
+// is more than WatermarkLag plus AllowedLateness behind the latest time
+// read before it); for a window join or cogroup, the end of the line's
+// window. Beam runs the reader and the join at the same time and tells the
+// join of the watermark only through its timers (or, for windows, when it
+// closes them), so such a line is late if the runner has acted on the
+// watermark before the line reaches the join, and joined otherwise (a
+// window join drops a late line). The late elements, and the records of
+// their keys, can therefore vary; everything else is the same in every
+// run, and a run without Replay does not depend on timing at all.
 //
 // # Runners
 //
