@@ -115,6 +115,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("beamjoin: %s input: %s", in.side, strings.TrimPrefix(err.Error(), "beamjoin: "))
 		}
 	}
+	if err := c.checkPubSub(); err != nil {
+		return err
+	}
 	if c.Op == Interval {
 		if c.Size != 0 || c.Slide != 0 || c.Gap != 0 {
 			return fmt.Errorf("beamjoin: an interval join takes no window")

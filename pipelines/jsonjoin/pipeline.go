@@ -41,13 +41,13 @@ func Build(s beam.Scope, c Config) error {
 		return err
 	}
 	s = s.Scope("jsonjoin." + string(c.Op))
-	// Read together: a replay is one stream of both inputs, with one
-	// watermark (see jsonl.ReadAll).
-	records, bad, err := jsonl.TryReadAll(s, c.source("left", c.Left), c.source("right", c.Right))
+	// Files are read together: a replay is one stream of both inputs,
+	// with one watermark (see jsonl.ReadAll). Subscriptions are streams
+	// of their own (pubsub.go).
+	left, right, leftBad, rightBad, err := c.read(s)
 	if err != nil {
 		return err
 	}
-	left, right, leftBad, rightBad := records[0], records[1], bad[0], bad[1]
 	// counts are the tallies of the accounting (accounting.go): every line
 	// read, and every record made.
 	counts := []beam.PCollection{
@@ -60,7 +60,7 @@ func Build(s beam.Scope, c Config) error {
 	opts := c.joinOptions()
 	switch c.Op {
 	case Interval:
-		if !c.Replay && !c.streamingBatch {
+		if !c.Replay && !c.streamingBatch && !c.Streaming() {
 			// Files read whole are bounded: join them by grouping per key
 			// (join.Bounded), not with state, tens of times faster.
 			opts = append(opts, join.Bounded())
@@ -72,7 +72,9 @@ func Build(s beam.Scope, c Config) error {
 		out = beam.ParDo(s, FormatResult, results)
 		counts = append(counts, beam.ParDo(s, &countResultFn{Hub: c.hub}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
 		if c.Late != "" {
-			jsonl.Write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late))
+			if err := write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late)); err != nil {
+				return err
+			}
 		}
 	case Window:
 		results, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
@@ -93,12 +95,16 @@ func Build(s beam.Scope, c Config) error {
 	if path == "" {
 		path = "-"
 	}
-	jsonl.Write(s.Scope("out"), path, out)
+	if err := write(s.Scope("out"), path, out); err != nil {
+		return err
+	}
 	if c.DeadLetter != "" {
 		bad := beam.Flatten(s, leftBad, rightBad)
-		jsonl.Write(s.Scope("deadletters"), c.DeadLetter, beam.ParDo(s, FormatDeadLetter, bad))
+		if err := write(s.Scope("deadletters"), c.DeadLetter, beam.ParDo(s, FormatDeadLetter, bad)); err != nil {
+			return err
+		}
 	}
-	if c.Accounting != "" {
+	if c.Accounting != "" && !c.Streaming() {
 		account(s, c.Accounting, counts)
 	}
 	return nil
@@ -175,6 +181,11 @@ const DefaultProgressEvery = 5 * time.Second
 // internal/prismrun), Run says so on standard error and runs the pipeline
 // again: the results are written only when a run succeeds, so nothing is
 // written twice.
+//
+// A streaming job (c reads a Pub/Sub subscription, see Config.Streaming)
+// runs until ctx is cancelled, and then Run returns ErrStopped; it is not
+// run again when Prism fails it (its messages would not be read again),
+// and its summary has no counts (a stream's combines never end).
 func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if runner == "" {
 		runner = DefaultRunner
@@ -183,7 +194,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if err := c.CheckFiles(workers); err != nil {
 		return Summary{}, &ConfigError{Err: err}
 	}
-	if c.Accounting == "" && workers != Remote {
+	if c.Accounting == "" && workers != Remote && !c.Streaming() {
 		dir, err := os.MkdirTemp("", "beamjoin-accounting-")
 		if err != nil {
 			return Summary{}, fmt.Errorf("beamjoin: a directory for the run's accounting: %w", err)
@@ -211,6 +222,9 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		stop := make(chan struct{})
 		done := watch(h, every, c.Progress, stop)
 		defer func() { close(stop); <-done }()
+	}
+	if c.Streaming() {
+		return Summary{Op: c.Op, Ran: true}, runStreaming(ctx, runner, p)
 	}
 	pr, err := prismrun.Run(ctx, runner, p, func(attempt int, _ error) {
 		fmt.Fprintf(os.Stderr, "beamjoin: Prism v2.77 failed the job with a known bug of its own (a progress request to a step it runs itself), not a fault of the data; running it again (attempt %d of %d)\n", attempt, prismrun.Attempts)
