@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,7 +25,6 @@ func init() {
 	register.Function1x1(pubsubDeadLetter)
 	register.Emitter2[string, jsonl.Record]()
 	register.Emitter1[jsonl.DeadLetter]()
-	beam.RegisterType(reflect.TypeOf((*pubsubio.Message)(nil)).Elem())
 }
 
 // PubSub is the prefix that names a Pub/Sub subscription or topic where a
