@@ -4,7 +4,7 @@
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose concurrency the race detector checks on every `make test`.
-RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/...
+RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/... ./pipelines/jsonl/...
 
 .PHONY: run test lint bench fuzz stress tools
 
@@ -55,6 +55,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^(interval-bounded-inner|interval-bounded-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^interval-inner$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkBatchInterval' -benchtime 1x -timeout 60m ./pipelines/jsonjoin >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkReplay' -benchmem -benchtime 1x -timeout 30m ./pipelines/jsonl >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkReplayInterval' -benchtime 1x -timeout 60m ./pipelines/jsonjoin >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) run ./cmd/benchtable .bench/raw.txt
 
 # A longer fuzz run of the matching core against its brute-force oracle, then

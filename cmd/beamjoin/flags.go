@@ -89,12 +89,12 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		fs.TextVar(p, name, value, usage)
 		f.mine = append(f.mine, name)
 	}
-	str(&f.left, "left", "", "left input: a JSON-lines `FILE` or glob (required)")
-	str(&f.right, "right", "", "right input: a JSON-lines `FILE` or glob (required)")
+	str(&f.left, "left", "", "left input: a JSON-lines `FILE` or glob, or pubsub:projects/P/subscriptions/S (required)")
+	str(&f.right, "right", "", "right input: a JSON-lines `FILE` or glob, or pubsub:projects/P/subscriptions/S (required)")
 	str(&f.key, "key", "", "key `FIELD` of both sides, a dotted path such as user.id; a key is a JSON string or number")
 	str(&f.leftKey, "left-key", "", "key `FIELD` of the left side (overrides --key)")
 	str(&f.rightKey, "right-key", "", "key `FIELD` of the right side (overrides --key)")
-	str(&f.tim, "time", "", "event-time `FIELD` of both sides: epoch milliseconds or an RFC 3339 string")
+	str(&f.tim, "time", "", "event-time `FIELD` of both sides: epoch milliseconds or an RFC 3339 string; attribute:NAME for a Pub/Sub message's attribute")
 	str(&f.leftTime, "left-time", "", "event-time `FIELD` of the left side (overrides --time)")
 	str(&f.rightTime, "right-time", "", "event-time `FIELD` of the right side (overrides --time)")
 	switch op {
@@ -116,7 +116,7 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		dur(&f.slide, "slide", "window period `DUR`: sliding windows of --size starting every --slide")
 		dur(&f.gap, "gap", "session windows with this `DUR` gap, instead of --size")
 	}
-	str(&f.out, "out", "-", "results `FILE`, one JSON object per line; - is standard output")
+	str(&f.out, "out", "-", "results `FILE`, one JSON object per line; - is standard output; pubsub:projects/P/topics/T a topic")
 	if op == jsonjoin.Interval {
 		str(&f.late, "late", "", "late-elements `FILE` (default: counted only)")
 	}

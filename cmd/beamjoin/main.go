@@ -34,8 +34,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -75,6 +77,10 @@ func run(args []string) int {
 	switch name {
 	case "help":
 		return help(args)
+	case "pubsub-fake":
+		return pubsubFake(args)
+	case "publish":
+		return publish(args)
 	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup):
 	default:
 		return fail(usagef("unknown subcommand %q: give interval, window or cogroup (run 'beamjoin help')", name))
@@ -123,7 +129,25 @@ func run(args []string) int {
 	if dryRun() {
 		dry = captureDryRun()
 	}
-	sum, err := jsonjoin.Run(context.Background(), c, *runners.Runner)
+	ctx := context.Background()
+	if c.Streaming() {
+		// A stream has no end: the join runs until it is interrupted.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		fmt.Fprintln(os.Stderr, "beamjoin: joining Pub/Sub streams until interrupted (Ctrl-C)")
+		go func() {
+			// The runner logs the bundles that the interrupt cancels as
+			// errors: they are the way a stream stops, not faults.
+			<-ctx.Done()
+			slog.SetDefault(slog.New(slog.DiscardHandler))
+		}()
+	}
+	sum, err := jsonjoin.Run(ctx, c, *runners.Runner)
+	if errors.Is(err, jsonjoin.ErrStopped) {
+		fmt.Fprintln(os.Stderr, "beamjoin: stopped; messages not yet acknowledged are delivered to the next run")
+		return 0
+	}
 	var ce *jsonjoin.ConfigError
 	if errors.As(err, &ce) {
 		return fail(pathError(ce))

@@ -18,18 +18,25 @@ Usage:
   beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
   beamjoin window   --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
   beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+  beamjoin pubsub-fake [--port N] [--topic projects/P/topics/T]...
+  beamjoin publish --topic projects/P/topics/T --time FIELD FILE...
   beamjoin help [interval | window | cogroup | beam]
 
 Subcommands:
   interval  pairs whose times satisfy lower <= ts(right) - ts(left) <= upper
   window    pairs per key and window (fixed, sliding or session windows)
   cogroup   all left and all right objects per key and window
+  pubsub-fake  a Pub/Sub emulator on loopback, for streaming joins on one machine
+  publish      send a JSON-lines file to a Pub/Sub topic
 
 Example: the orders with no payment 0 to 15 minutes after them
   beamjoin interval --left testdata/orders.jsonl --right testdata/payments.jsonl \
     --key order_id --time ts --lower 0 --upper 15m --type left --emit final
 
 Inputs are JSON lines, one object per line; a glob may name several files.
+An input pubsub:projects/P/subscriptions/S is a Pub/Sub stream (the join
+then runs until interrupted, writing to pubsub:projects/P/topics/T
+outputs); PUBSUB_EMULATOR_HOST names an emulator such as pubsub-fake.
 The key is a JSON string or number at a dotted path (--key user.id); the
 event time is epoch milliseconds or an RFC 3339 string (--time ts).
 

@@ -53,9 +53,11 @@ type Config struct {
 	// is set, or, with Gap instead of Size, session windows.
 	Size, Slide, Gap time.Duration
 
-	// Replay, when true, reads each file in line order as a stream whose
-	// watermark trails the largest time read by WatermarkLag (see
-	// jsonl.Source); otherwise files are read whole, in batch.
+	// Replay, when true, replays both inputs as one stream, each file in
+	// line order, the files merged by event time, with one watermark that
+	// trails the largest time read by WatermarkLag (see jsonl.ReadAll and
+	// the Replay section of the package doc); otherwise files are read
+	// whole, in batch.
 	Replay       bool
 	WatermarkLag time.Duration
 
@@ -112,6 +114,9 @@ func (c Config) Validate() error {
 		if err := in.in.Fields.Validate(); err != nil {
 			return fmt.Errorf("beamjoin: %s input: %s", in.side, strings.TrimPrefix(err.Error(), "beamjoin: "))
 		}
+	}
+	if err := c.checkPubSub(); err != nil {
+		return err
 	}
 	if c.Op == Interval {
 		if c.Size != 0 || c.Slide != 0 || c.Gap != 0 {

@@ -56,6 +56,30 @@
 //
 // Without Late or DeadLetter those records are only counted.
 //
+// # Replay
+//
+// With Replay (the command's --watermark-lag), both inputs are replayed as
+// one stream by package jsonl: each file in line order, the files of both
+// sides merged by event time, with one watermark, the largest time read
+// less WatermarkLag, reported each time that time has risen by a quarter
+// of the join's span (the interval's width plus the allowed lateness; the
+// window slide, size or session gap) and enough data has been read. The
+// lines and the watermark reports the join receives are then the same in
+// every run.
+//
+// What may still differ between runs is the fate of a line that comes
+// after the watermark has passed the time at which the join acts on its
+// key: for the interval join, the cleanup of the line's partners (the line
+// is more than WatermarkLag plus AllowedLateness behind the latest time
+// read before it); for a window join or cogroup, the end of the line's
+// window. Beam runs the reader and the join at the same time and tells the
+// join of the watermark only through its timers (or, for windows, when it
+// closes them), so such a line is late if the runner has acted on the
+// watermark before the line reaches the join, and joined otherwise (a
+// window join drops a late line). The late elements, and the records of
+// their keys, can therefore vary; everything else is the same in every
+// run, and a run without Replay does not depend on timing at all.
+//
 // # Runners
 //
 // Run takes the name of the runner, Prism in process when it is empty; the

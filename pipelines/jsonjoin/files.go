@@ -103,6 +103,9 @@ func (c Config) CheckFiles(w Workers) error {
 		field string
 		in    Input
 	}{{"Left", c.Left}, {"Right", c.Right}} {
+		if _, ok := pubsubName(in.in.Pattern); ok {
+			continue
+		}
 		if err := checkInput(in.in.Pattern); err != nil {
 			return &PathError{Field: in.field, Path: in.in.Pattern, Err: err}
 		}
@@ -116,7 +119,8 @@ func (c Config) CheckFiles(w Workers) error {
 			path = "-"
 		}
 		var err error
-		switch {
+		switch _, pubsub := pubsubName(path); {
+		case pubsub:
 		case isStdio(path) && w != InProcess:
 			err = errors.New("the standard output and error of workers that do not run in this process are lost; give a file they can write, such as gs://bucket/out.jsonl, or run them here (--environment_type=LOOPBACK)")
 		case isStdio(path), !isLocal(path), w == Remote:

@@ -41,11 +41,10 @@ func Build(s beam.Scope, c Config) error {
 		return err
 	}
 	s = s.Scope("jsonjoin." + string(c.Op))
-	left, leftBad, err := jsonl.TryRead(s.Scope("left"), c.source("left", c.Left))
-	if err != nil {
-		return err
-	}
-	right, rightBad, err := jsonl.TryRead(s.Scope("right"), c.source("right", c.Right))
+	// Files are read together: a replay is one stream of both inputs,
+	// with one watermark (see jsonl.ReadAll). Subscriptions are streams
+	// of their own (pubsub.go).
+	left, right, leftBad, rightBad, err := c.read(s)
 	if err != nil {
 		return err
 	}
@@ -61,7 +60,7 @@ func Build(s beam.Scope, c Config) error {
 	opts := c.joinOptions()
 	switch c.Op {
 	case Interval:
-		if !c.Replay && !c.streamingBatch {
+		if !c.Replay && !c.streamingBatch && !c.Streaming() {
 			// Files read whole are bounded: join them by grouping per key
 			// (join.Bounded), not with state, tens of times faster.
 			opts = append(opts, join.Bounded())
@@ -73,7 +72,9 @@ func Build(s beam.Scope, c Config) error {
 		out = beam.ParDo(s, FormatResult, results)
 		counts = append(counts, beam.ParDo(s, &countResultFn{Hub: c.hub}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
 		if c.Late != "" {
-			jsonl.Write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late))
+			if err := write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late)); err != nil {
+				return err
+			}
 		}
 	case Window:
 		results, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
@@ -94,12 +95,16 @@ func Build(s beam.Scope, c Config) error {
 	if path == "" {
 		path = "-"
 	}
-	jsonl.Write(s.Scope("out"), path, out)
+	if err := write(s.Scope("out"), path, out); err != nil {
+		return err
+	}
 	if c.DeadLetter != "" {
 		bad := beam.Flatten(s, leftBad, rightBad)
-		jsonl.Write(s.Scope("deadletters"), c.DeadLetter, beam.ParDo(s, FormatDeadLetter, bad))
+		if err := write(s.Scope("deadletters"), c.DeadLetter, beam.ParDo(s, FormatDeadLetter, bad)); err != nil {
+			return err
+		}
 	}
-	if c.Accounting != "" {
+	if c.Accounting != "" && !c.Streaming() {
 		account(s, c.Accounting, counts)
 	}
 	return nil
@@ -113,13 +118,34 @@ func global(s beam.Scope, col beam.PCollection) beam.PCollection {
 
 func (c Config) source(side string, in Input) jsonl.Source {
 	return jsonl.Source{
-		Name:         side,
-		Pattern:      in.Pattern,
-		Fields:       in.Fields,
-		MaxLineBytes: c.MaxLineBytes,
-		Replay:       c.Replay,
-		WatermarkLag: c.WatermarkLag,
+		Name:          side,
+		Pattern:       in.Pattern,
+		Fields:        in.Fields,
+		MaxLineBytes:  c.MaxLineBytes,
+		Replay:        c.Replay,
+		WatermarkLag:  c.WatermarkLag,
+		WatermarkStep: c.watermarkStep(),
 	}
+}
+
+// watermarkStep is how far a replay's event time must rise between two
+// watermark reports: a quarter of the time an element waits in the join
+// for partners (the interval's width plus the allowed lateness), or of
+// the time between two window ends (the slide, the size, or the session
+// gap), and at least a millisecond. Finer reports would let the join
+// clean up or close windows a little sooner, at the cost of a checkpoint
+// each; coarser ones would hold more buffered state.
+func (c Config) watermarkStep() time.Duration {
+	span := c.Upper - c.Lower + c.AllowedLateness
+	switch {
+	case c.Op != Interval && c.Gap != 0:
+		span = c.Gap
+	case c.Op != Interval && c.Slide != 0:
+		span = c.Slide
+	case c.Op != Interval:
+		span = c.Size
+	}
+	return max(span/4/time.Millisecond*time.Millisecond, time.Millisecond)
 }
 
 // DefaultRunner is the runner Run uses when it is given none: Prism, the
@@ -155,6 +181,11 @@ const DefaultProgressEvery = 5 * time.Second
 // internal/prismrun), Run says so on standard error and runs the pipeline
 // again: the results are written only when a run succeeds, so nothing is
 // written twice.
+//
+// A streaming job (c reads a Pub/Sub subscription, see Config.Streaming)
+// runs until ctx is cancelled, and then Run returns ErrStopped; it is not
+// run again when Prism fails it (its messages would not be read again),
+// and its summary has no counts (a stream's combines never end).
 func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if runner == "" {
 		runner = DefaultRunner
@@ -163,7 +194,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if err := c.CheckFiles(workers); err != nil {
 		return Summary{}, &ConfigError{Err: err}
 	}
-	if c.Accounting == "" && workers != Remote {
+	if c.Accounting == "" && workers != Remote && !c.Streaming() {
 		dir, err := os.MkdirTemp("", "beamjoin-accounting-")
 		if err != nil {
 			return Summary{}, fmt.Errorf("beamjoin: a directory for the run's accounting: %w", err)
@@ -191,6 +222,9 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		stop := make(chan struct{})
 		done := watch(h, every, c.Progress, stop)
 		defer func() { close(stop); <-done }()
+	}
+	if c.Streaming() {
+		return Summary{Op: c.Op, Ran: true}, runStreaming(ctx, runner, p)
 	}
 	pr, err := prismrun.Run(ctx, runner, p, func(attempt int, _ error) {
 		fmt.Fprintf(os.Stderr, "beamjoin: Prism v2.77 failed the job with a known bug of its own (a progress request to a step it runs itself), not a fault of the data; running it again (attempt %d of %d)\n", attempt, prismrun.Attempts)

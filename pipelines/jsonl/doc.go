@@ -37,20 +37,57 @@
 // and event time downstream does not move until every file has been read:
 // a join's result is complete and does not depend on the order of lines.
 //
-// With Replay, each file is read in line order by a splittable DoFn whose
-// watermark trails the largest event time read so far by WatermarkLag, as
-// a stream source with bounded out-of-orderness would. The DoFn checkpoints
-// each time that largest time has risen by ReplayStep (one second), which
-// reports the new watermark to the runner before the next line is read; so
-// downstream timers fire, and later lines can be late, during the run. A
-// line whose time is behind the watermark is still emitted: what a late
-// element means is for the consumer to say (the interval join sends it to
-// its late output). The watermark of a Read is the smallest over its files;
-// a file that has been read through no longer holds it. Each checkpoint is
-// a bundle round trip (about 10 ms on Prism), so replay is for files of
-// thousands of lines, not millions.
+// With Replay, the files of every source read together (ReadAll; Read is
+// ReadAll of one source) are replayed as one stream, by one splittable
+// DoFn, with one watermark:
 //
-// # Writing
+//   - Order. Each file is read in line order. Across files the next line
+//     replayed is the earliest of the files' next lines by event time; a
+//     line that is not a record goes as soon as it is next in its file;
+//     ties go to the earlier source (the left side before the right), then
+//     the earlier file name. So a line comes after every line before it in
+//     its file, when the replay reaches about the latest time its file had
+//     shown before it: each file is a stream delivered in line order.
+//   - Watermark. The largest event time read so far less WatermarkLag, as
+//     a stream source with bounded out-of-orderness would report it. A line
+//     whose time is behind the watermark is still emitted: what a late
+//     element means is for the consumer to say (the interval join sends it
+//     to its late output).
+//   - Reports. The reader reports the watermark by checkpointing, a bundle
+//     round trip for it and for every stage downstream (about 10 ms for the
+//     reader alone on Prism, more with a join), once the largest time has
+//     risen by WatermarkStep (DefaultWatermarkStep, one second, unless set)
+//     since the previous report and at least 1/500 of the replay's bytes
+//     have been read since; and after every 4 MiB whatever the time. So a
+//     replay makes at most about 500 reports, plus one per 4 MiB, however
+//     much event time it covers. Downstream timers fire, and later lines
+//     can be late, at the reports. The beamjoin command sets the step to a
+//     quarter of its join's span (see package jsonjoin).
+//
+// The lines, their order, and where the reports fall depend only on the
+// files and these settings: every run of a replay feeds the pipeline the
+// same stream. (A runner that checkpoints the reader on its own adds
+// reports: Prism does not with prism_disable_sdf_split, which beamjoin
+// sets; Dataflow may.) What Beam leaves open is when a stage downstream
+// acts on a report relative to the lines that follow it: the runner runs
+// the reader and, say, a join at the same time, and a stateful DoFn learns
+// of the watermark only when its timers fire. A line read after the
+// watermark has passed the time at which the consumer acts on its key (for
+// the interval join, the cleanup of the line's potential partners: the
+// line is more than WatermarkLag plus the allowed lateness behind the
+// largest time read before it) reaches the consumer before or after that
+// action depending on timing, so it may be late in one run and joined in
+// another, and the records that depend on it differ. Every other line is
+// handled the same way in every run.
+//
+// The reader keeps its files open between reports and resumes from where
+// it stopped, so it reads each byte once even on a file system whose
+// readers cannot seek, such as gs://; it learns their sizes from the file
+// system. A DoFn instance that did not read the part before (another
+// worker, after a failure) opens the file again and skips to its place,
+// seeking where the file system allows.
+//
+// // # Writing
 //
 // Write collects a PCollection of lines into one file, sorted, once all of
 // them are known: it suits the results of a command, not bulk output.

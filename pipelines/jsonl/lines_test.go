@@ -81,35 +81,3 @@ func TestNaturalLess(t *testing.T) {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
-
-func TestSpanTracker(t *testing.T) {
-	tr := &spanTracker{rest: Span{Start: 0, End: 10, Line: 1}, next: 0, line: 1}
-	if !tr.TryClaim(spanPos{Start: 0, Next: 4, Line: 1}) {
-		t.Fatal("first line not claimed")
-	}
-	if p, r, _ := tr.TrySplit(0.5); r != nil || p.(Span) != (Span{0, 10, 1}) {
-		t.Fatalf("dynamic split = %v, %v; want none: a file is replayed in order", p, r)
-	}
-	p, r, err := tr.TrySplit(0)
-	if err != nil || p.(Span) != (Span{0, 4, 1}) || r.(Span) != (Span{4, 10, 2}) || !tr.IsDone() {
-		t.Fatalf("checkpoint = %v, %v, %v, done %v; want [0,4) line 1 and [4,10) line 2", p, r, err, tr.IsDone())
-	}
-	tr = &spanTracker{rest: Span{Start: 4, End: 10, Line: 2}, next: 4, line: 2}
-	if tr.TryClaim(spanPos{Start: 5, Next: 7, Line: 2}) || tr.GetError() == nil {
-		t.Fatal("a claim that skips bytes was accepted")
-	}
-	tr = &spanTracker{rest: Span{Start: 4, End: 10, Line: 2}, next: 4, line: 2}
-	if tr.TryClaim(spanPos{Start: 10}) || !tr.IsDone() || tr.GetError() != nil {
-		t.Fatal("claiming the end did not finish the span")
-	}
-}
-
-func TestLagEstimator(t *testing.T) {
-	e := &lagEstimator{MaxTime: noTime, Lag: 1000}
-	if got := e.CurrentWatermark().UnixMilli(); got > -9e15 {
-		t.Fatalf("watermark before any record = %d, want the minimum", got)
-	}
-	if !e.observe(5000) || e.observe(4000) || e.CurrentWatermark().UnixMilli() != 4000 {
-		t.Fatalf("watermark after 5000 then 4000 = %d, want 4000", e.CurrentWatermark().UnixMilli())
-	}
-}

@@ -66,31 +66,76 @@ func (f Fields) Validate() error {
 // Errors name the field and say what is wrong, without a file or line: the
 // caller adds those.
 func (f Fields) Parse(line []byte) (key string, ts int64, err error) {
+	obj, err := object(line)
+	if err != nil {
+		return "", 0, err
+	}
+	if key, err = f.key(obj); err != nil {
+		return "", 0, err
+	}
+	if ts, err = f.time(obj); err != nil {
+		return "", 0, err
+	}
+	return key, ts, nil
+}
+
+// ParseKey reads a line's key only, as Parse does: for a record whose event
+// time comes from elsewhere, such as a Pub/Sub message's attribute.
+func (f Fields) ParseKey(line []byte) (key string, err error) {
+	obj, err := object(line)
+	if err != nil {
+		return "", err
+	}
+	return f.key(obj)
+}
+
+// ParseTime reads a line's event time only, as Parse does, in milliseconds
+// since the Unix epoch.
+func (f Fields) ParseTime(line []byte) (ts int64, err error) {
+	obj, err := object(line)
+	if err != nil {
+		return 0, err
+	}
+	return f.time(obj)
+}
+
+// object decodes a line that must be a JSON object.
+func object(line []byte) (map[string]json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
 		if t := firstByte(line); t != '{' && json.Valid(line) {
-			return "", 0, fmt.Errorf("not a JSON object")
+			return nil, fmt.Errorf("not a JSON object")
 		}
-		return "", 0, fmt.Errorf("bad JSON: %v", err)
+		return nil, fmt.Errorf("bad JSON: %v", err)
 	}
 	if obj == nil {
-		return "", 0, fmt.Errorf("not a JSON object")
+		return nil, fmt.Errorf("not a JSON object")
 	}
+	return obj, nil
+}
+
+func (f Fields) key(obj map[string]json.RawMessage) (string, error) {
 	kv, err := lookup(obj, f.Key)
 	if err != nil {
-		return "", 0, err
+		return "", err
 	}
-	if key, err = canonicalKey(kv); err != nil {
-		return "", 0, fmt.Errorf("field %q: %v", f.Key, err)
+	key, err := canonicalKey(kv)
+	if err != nil {
+		return "", fmt.Errorf("field %q: %v", f.Key, err)
 	}
+	return key, nil
+}
+
+func (f Fields) time(obj map[string]json.RawMessage) (int64, error) {
 	tv, err := lookup(obj, f.Time)
 	if err != nil {
-		return "", 0, err
+		return 0, err
 	}
-	if ts, err = eventTime(tv); err != nil {
-		return "", 0, fmt.Errorf("field %q: %v", f.Time, err)
+	ts, err := eventTime(tv)
+	if err != nil {
+		return 0, fmt.Errorf("field %q: %v", f.Time, err)
 	}
-	return key, ts, nil
+	return ts, nil
 }
 
 func firstByte(b []byte) byte {

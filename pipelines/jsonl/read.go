@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,13 +49,18 @@ type Source struct {
 	// MaxLineBytes is the longest line read as a record; zero means
 	// DefaultMaxLineBytes.
 	MaxLineBytes int
-	// Replay, when true, reads each file in line order as an event-time
+	// Replay, when true, reads the files in line order as an event-time
 	// stream whose watermark trails the largest time read so far by
-	// WatermarkLag (bounded out-of-orderness). When false, each file is read
-	// whole and downstream event time does not advance until every file has
-	// been read: the result does not depend on the order of lines.
-	Replay       bool
-	WatermarkLag time.Duration
+	// WatermarkLag (bounded out-of-orderness), reported each time that
+	// time has risen by WatermarkStep (zero: DefaultWatermarkStep) and
+	// enough data has been read (see the package doc). When false, each
+	// file is read whole and downstream event time does not advance until
+	// every file has been read: the result does not depend on the order
+	// of lines. Sources read together by ReadAll are replayed as one
+	// stream, with one watermark, and must agree on these three settings.
+	Replay        bool
+	WatermarkLag  time.Duration
+	WatermarkStep time.Duration
 }
 
 // Read reads src into keyed, timestamped records,
@@ -63,7 +68,8 @@ type Source struct {
 // Fields.Parse) and the element timestamp the line's event time, and
 // PCollection<DeadLetter> of the lines that are not records. Every line is
 // in exactly one of them. Read panics if src is invalid or its pattern
-// matches no file; TryRead returns the error.
+// matches no file; TryRead returns the error. To replay the two sides of a
+// join as one stream, read them together with ReadAll.
 //
 //	orders, bad := jsonl.Read(s, jsonl.Source{Name: "left",
 //		Pattern: "testdata/orders.jsonl", Fields: jsonl.Fields{Key: "order_id", Time: "ts"}})
@@ -77,28 +83,107 @@ func Read(s beam.Scope, src Source) (records, deadLetters beam.PCollection) {
 
 // TryRead is Read returning an error instead of panicking.
 func TryRead(s beam.Scope, src Source) (records, deadLetters beam.PCollection, err error) {
-	s = s.Scope("jsonl.Read")
-	files, dir, err := src.files()
+	rs, ds, err := tryReadAll(s.Scope("jsonl.Read"), []Source{src})
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	p := parser{Name: src.Name, Fields: src.Fields, MaxLineBytes: src.MaxLineBytes, Dir: dir}
-	if p.MaxLineBytes == 0 {
-		p.MaxLineBytes = DefaultMaxLineBytes
+	return rs[0], ds[0], nil
+}
+
+// ReadAll reads several sources as Read reads one, returning the records
+// and the dead letters of srcs[i] at index i. Read in batch, the sources
+// are read independently. Replayed, they are one stream: every file of
+// every source is replayed by one reader, merged by event time, with one
+// watermark, so that which lines are behind the watermark when they come
+// depends only on the files and the settings (see the package doc).
+// ReadAll panics if a source is invalid, its pattern matches no file, two
+// sources share a name, or they do not agree on Replay, WatermarkLag and
+// WatermarkStep; TryReadAll returns the error.
+//
+//	recs, bad := jsonl.ReadAll(s,
+//		jsonl.Source{Name: "left", Pattern: "orders.jsonl", Fields: f, Replay: true, WatermarkLag: 5 * time.Minute},
+//		jsonl.Source{Name: "right", Pattern: "payments.jsonl", Fields: f, Replay: true, WatermarkLag: 5 * time.Minute})
+//	orders, payments := recs[0], recs[1]
+func ReadAll(s beam.Scope, srcs ...Source) (records, deadLetters []beam.PCollection) {
+	records, deadLetters, err := TryReadAll(s, srcs...)
+	if err != nil {
+		panic(err)
 	}
-	names := beam.Create(s, files...)
-	if src.Replay {
-		records, deadLetters = beam.ParDo2(s, &replayFn{P: p, LagMillis: src.WatermarkLag.Milliseconds()}, names)
+	return records, deadLetters
+}
+
+// TryReadAll is ReadAll returning an error instead of panicking.
+func TryReadAll(s beam.Scope, srcs ...Source) (records, deadLetters []beam.PCollection, err error) {
+	return tryReadAll(s.Scope("jsonl.ReadAll"), srcs)
+}
+
+func tryReadAll(s beam.Scope, srcs []Source) (records, deadLetters []beam.PCollection, err error) {
+	if len(srcs) == 0 {
+		return nil, nil, fmt.Errorf("beamjoin: jsonl.ReadAll: no source")
+	}
+	parsers := make([]parser, len(srcs))
+	files := make([][]string, len(srcs))
+	for i, src := range srcs {
+		if files[i], parsers[i].Dir, err = src.files(); err != nil {
+			return nil, nil, err
+		}
+		parsers[i].Name, parsers[i].Fields, parsers[i].MaxLineBytes = src.Name, src.Fields, src.MaxLineBytes
+		if parsers[i].MaxLineBytes == 0 {
+			parsers[i].MaxLineBytes = DefaultMaxLineBytes
+		}
+		first := srcs[0]
+		switch {
+		case i > 0 && slices.ContainsFunc(srcs[:i], func(o Source) bool { return o.Name == src.Name }):
+			return nil, nil, fmt.Errorf("beamjoin: two sources are named %q: their counters would mix", src.Name)
+		case src.Replay != first.Replay:
+			return nil, nil, fmt.Errorf("beamjoin: %s and %s: read together, both are replayed or neither is", first.Name, src.Name)
+		case src.Replay && src.WatermarkLag != first.WatermarkLag:
+			return nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one lag (%v and %v)", first.Name, src.Name, first.WatermarkLag, src.WatermarkLag)
+		case src.Replay && src.WatermarkStep != first.WatermarkStep:
+			return nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one step (%v and %v)", first.Name, src.Name, first.WatermarkStep, src.WatermarkStep)
+		}
+	}
+	if srcs[0].Replay {
+		records, deadLetters = replayAll(s, srcs[0], parsers, files)
 		return records, deadLetters, nil
 	}
-	records, deadLetters = beam.ParDo2(s, &readFileFn{P: p}, beam.Reshuffle(s, names))
+	for i, p := range parsers {
+		var names []any
+		for _, n := range files[i] {
+			names = append(names, n)
+		}
+		si := s.Scope(p.Name)
+		rs, ds := beam.ParDo2(si, &readFileFn{P: p}, beam.Reshuffle(si, beam.Create(si, names...)))
+		records, deadLetters = append(records, rs), append(deadLetters, ds)
+	}
 	return records, deadLetters, nil
+}
+
+// replayAll adds the replay of the files of every source: one replayFn,
+// whose outputs are then split by source.
+func replayAll(s beam.Scope, settings Source, parsers []parser, files [][]string) (records, deadLetters []beam.PCollection) {
+	fn := &replayFn{Sources: parsers, LagMillis: settings.WatermarkLag.Milliseconds(), StepMillis: settings.WatermarkStep.Milliseconds()}
+	if settings.WatermarkStep == 0 {
+		fn.StepMillis = DefaultWatermarkStep.Milliseconds()
+	}
+	for i, names := range files {
+		for _, n := range names {
+			fn.Files = append(fn.Files, replayFile{Source: i, Name: n})
+		}
+	}
+	all, bad := beam.ParDo2(s, fn, beam.Impulse(s))
+	for i, p := range parsers {
+		si := s.Scope(p.Name)
+		records = append(records, beam.ParDo(si, &recordsOfFn{Source: i}, all))
+		deadLetters = append(deadLetters, beam.ParDo(si, &deadLettersOfFn{Source: i}, bad))
+	}
+	return records, deadLetters
 }
 
 // files validates src and expands its pattern, in sorted order. Relative
 // local names stay relative (they name the file in dead letters) and are
 // opened from dir, the working directory at construction.
-func (src Source) files() (files []any, dir string, err error) {
+func (src Source) files() (files []string, dir string, err error) {
 	if src.Name == "" {
 		return nil, "", fmt.Errorf("beamjoin: jsonl.Read: the source has no name")
 	}
@@ -114,23 +199,23 @@ func (src Source) files() (files []any, dir string, err error) {
 	if src.Replay && (src.WatermarkLag < 0 || src.WatermarkLag%time.Millisecond != 0) {
 		return nil, "", fmt.Errorf("beamjoin: %s: watermark lag %v must be a non-negative whole number of milliseconds", src.Name, src.WatermarkLag)
 	}
+	if src.Replay && (src.WatermarkStep < 0 || src.WatermarkStep%time.Millisecond != 0) {
+		return nil, "", fmt.Errorf("beamjoin: %s: watermark step %v must be a non-negative whole number of milliseconds", src.Name, src.WatermarkStep)
+	}
 	ctx := context.Background()
 	fs, err := filesystem.New(ctx, src.Pattern)
 	if err != nil {
 		return nil, "", fmt.Errorf("beamjoin: %s: %q: %w", src.Name, src.Pattern, err)
 	}
 	defer fs.Close()
-	names, err := fs.List(ctx, src.Pattern)
+	files, err = fs.List(ctx, src.Pattern)
 	if err != nil {
 		return nil, "", fmt.Errorf("beamjoin: %s: %q: %w", src.Name, src.Pattern, err)
 	}
-	if len(names) == 0 {
+	if len(files) == 0 {
 		return nil, "", fmt.Errorf("beamjoin: %s: %q matches no file", src.Name, src.Pattern)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		files = append(files, n)
-	}
+	sort.Strings(files)
 	if isLocal(src.Pattern) {
 		if dir, err = os.Getwd(); err != nil {
 			return nil, "", fmt.Errorf("beamjoin: %s: %w", src.Name, err)
@@ -157,58 +242,28 @@ func (p *parser) setup() {
 	p.invalid = beam.NewCounter("beamjoin", p.Name+"_invalid")
 }
 
-// open opens file at byte offset off.
-func (p *parser) open(ctx context.Context, file string, off int64) (io.ReadCloser, error) {
-	path := file
-	if p.Dir != "" && isLocal(file) && !filepath.IsAbs(file) {
-		path = filepath.Join(p.Dir, file)
-	}
-	fs, err := filesystem.New(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("beamjoin: %s: %w", file, err)
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("beamjoin: %s: %w", file, err)
-	}
-	if off > 0 {
-		if sk, ok := r.(io.Seeker); ok {
-			_, err = sk.Seek(off, io.SeekStart)
-		} else {
-			_, err = io.CopyN(io.Discard, r, off)
-		}
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("beamjoin: %s: seeking to byte %d: %w", file, off, err)
-		}
-	}
-	return r, nil
-}
-
-// handle emits one line as a record or a dead letter. It reports the
-// record's time and whether it was one.
-func (p *parser) handle(ctx context.Context, file string, l line, emit func(beam.EventTime, string, Record), dead func(DeadLetter)) (int64, bool) {
-	p.read.Inc(ctx, 1)
-	var err error
-	var key string
-	var ts int64
+// parse reads a line's key and time, or says why it is not a record.
+func (p *parser) parse(l line) (key string, ts int64, err error) {
 	switch {
 	case l.TooLong:
-		err = fmt.Errorf("line is %d bytes, over the %d-byte limit", l.Len, p.MaxLineBytes)
+		return "", 0, fmt.Errorf("line is %d bytes, over the %d-byte limit", l.Len, p.MaxLineBytes)
 	case len(bytes.TrimSpace(l.Text)) == 0:
-		err = fmt.Errorf("blank line")
-	default:
-		key, ts, err = p.Fields.Parse(l.Text)
+		return "", 0, fmt.Errorf("blank line")
 	}
-	if err != nil {
+	return p.Fields.Parse(l.Text)
+}
+
+// emit counts a parsed line and, if it is not a record, sends it to dead;
+// if it is, it returns the record.
+func (p *parser) emit(ctx context.Context, file string, h headLine, dead func(DeadLetter)) (Record, bool) {
+	p.read.Inc(ctx, 1)
+	if h.err != nil {
 		p.invalid.Inc(ctx, 1)
-		dead(DeadLetter{File: file, Line: l.Number, Error: err.Error(), Raw: string(l.Text)})
-		return 0, false
+		dead(DeadLetter{File: file, Line: h.l.Number, Error: h.err.Error(), Raw: string(h.l.Text)})
+		return Record{}, false
 	}
-	raw := bytes.TrimSpace(l.Text)
-	emit(mtime.Time(ts), key, Record{File: file, Line: l.Number, Raw: append([]byte(nil), raw...)})
-	return ts, true
+	raw := bytes.TrimSpace(h.l.Text)
+	return Record{File: file, Line: h.l.Number, Raw: append([]byte(nil), raw...)}, true
 }
 
 // readFileFn reads a file whole, in batch.
@@ -233,6 +288,10 @@ func (f *readFileFn) ProcessElement(ctx context.Context, file string, emit func(
 		if err != nil {
 			return fmt.Errorf("beamjoin: %s:%d: %w", file, lr.number+1, err)
 		}
-		f.P.handle(ctx, file, l, emit, dead)
+		h := headLine{l: l}
+		h.key, h.ts, h.err = f.P.parse(l)
+		if rec, ok := f.P.emit(ctx, file, h, dead); ok {
+			emit(mtime.Time(h.ts), h.key, rec)
+		}
 	}
 }

@@ -1,6 +1,7 @@
-// This file holds the replay reader: a splittable DoFn that reads a file in
-// line order and advances the watermark as it goes, so that a downstream
-// join sees event time move during the run, as it would on a stream.
+// This file holds the replay reader: one splittable DoFn that reads every
+// file of every source in a fixed order, merged by event time, and reports
+// one watermark as it goes, so that downstream joins see event time move
+// during the run, as they would on a stream, the same way in every run.
 
 package jsonl
 
@@ -10,6 +11,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -19,182 +21,339 @@ import (
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*Span)(nil)).Elem())
-	register.DoFn6x2[context.Context, *lagEstimator, *sdf.LockRTracker, string,
-		func(beam.EventTime, string, Record), func(DeadLetter),
+	beam.RegisterType(reflect.TypeOf((*cursor)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*sourcedRecord)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*sourcedDeadLetter)(nil)).Elem())
+	register.DoFn6x2[context.Context, *lagEstimator, *sdf.LockRTracker, []byte,
+		func(beam.EventTime, sourcedRecord), func(sourcedDeadLetter),
 		sdf.ProcessContinuation, error](&replayFn{})
+	register.Emitter2[beam.EventTime, sourcedRecord]()
+	register.Emitter1[sourcedDeadLetter]()
+	register.DoFn3x0[beam.EventTime, sourcedRecord, func(beam.EventTime, string, Record)](&recordsOfFn{})
+	register.DoFn2x0[sourcedDeadLetter, func(DeadLetter)](&deadLettersOfFn{})
 }
 
-// Span is the restriction of a replay: the bytes [Start, End) of a file,
-// whose first line is line number Line.
-type Span struct {
-	Start, End int64
-	Line       int64
-}
+// DefaultWatermarkStep is how far the largest time read must rise between
+// two watermark reports of a replay when Source.WatermarkStep is zero.
+const DefaultWatermarkStep = time.Second
+
+// maxReports bounds how many watermark reports a replay makes: whatever
+// the step, a report waits for 1/maxReports of the replay's bytes since the
+// previous one. A report is a checkpoint, a bundle round trip for the
+// reader and for every stage downstream (about 10 ms for the reader alone
+// on Prism, tens of milliseconds with a join), so this bounds a replay's
+// overhead whatever the span of event time it covers.
+const maxReports = 500
+
+// bundleBytes is the most a replay reads in one bundle: it checkpoints
+// (reporting the watermark) after that many bytes even when neither the
+// step nor the data say so, so that the records of a bundle, which the
+// runner holds until the bundle ends, stay bounded.
+const bundleBytes = 4 << 20
 
 // noTime is the largest time read before any record: none.
 const noTime = math.MinInt64
 
-// ReplayStep is how far the largest time read must rise before a replay
-// reports the new watermark. Reporting is a checkpoint, a bundle round trip
-// (about 10 ms on Prism); one second is also the interval join's default
-// cleanup granularity, so finer reports would fire no more timers.
-const ReplayStep = time.Second
+// replayFile is one file of a replay, and the index of its source.
+type replayFile struct {
+	Source int
+	Name   string
+}
 
-// replayFn replays a file in line order. Its watermark estimator holds the
-// largest event time read so far; the watermark is that time less the lag.
-// After each line that raises that time by ReplayStep or more since the
-// last report it checkpoints, so the runner learns of the new watermark
+// sourcedRecord and sourcedDeadLetter are the replay's outputs: a record or
+// a dead letter, and the index of its source. recordsOfFn and
+// deadLettersOfFn split them by source.
+type sourcedRecord struct {
+	Source int
+	Key    string
+	Record Record
+}
+
+type sourcedDeadLetter struct {
+	Source     int
+	DeadLetter DeadLetter
+}
+
+// replayFn replays the files of all its sources as one stream: each file
+// in line order, the files merged by event time (see next), with one
+// watermark, the largest event time read less the lag. It reports the
+// watermark by checkpointing (see report), so the runner learns of it
 // before the next line is read: that is what lets downstream timers fire,
-// and later lines be late, during the run.
+// and later lines be late, during the run. Which lines come between two
+// reports depends only on the files and the settings.
+//
+// A DoFn instance keeps its files open between checkpoints, each read up to
+// the next line to replay, and resumes from them when the runner gives it
+// the residual of its own checkpoint: each byte of a file is read once,
+// even on a file system that cannot seek (gs://).
 type replayFn struct {
-	P         parser
-	LagMillis int64
+	Sources    []parser
+	Files      []replayFile
+	LagMillis  int64
+	StepMillis int64
+
+	open []*replayReader // by file; nil when not open
 }
 
-func (f *replayFn) Setup() { f.P.setup() }
-
-func (f *replayFn) CreateInitialRestriction(ctx context.Context, file string) (Span, error) {
-	r, err := f.P.open(ctx, file, 0)
-	if err != nil {
-		return Span{}, err
+func (f *replayFn) Setup() {
+	for i := range f.Sources {
+		f.Sources[i].setup()
 	}
-	defer r.Close()
-	n, err := io.Copy(io.Discard, r)
-	if err != nil {
-		return Span{}, fmt.Errorf("beamjoin: %s: %w", file, err)
+	f.open = make([]*replayReader, len(f.Files))
+}
+
+func (f *replayFn) Teardown() {
+	for i := range f.open {
+		f.closeFile(i)
 	}
-	return Span{Start: 0, End: n, Line: 1}, nil
 }
 
-// SplitRestriction keeps a file whole: its lines are replayed in order.
-func (f *replayFn) SplitRestriction(_ string, rest Span) []Span { return []Span{rest} }
-
-func (f *replayFn) RestrictionSize(_ string, rest Span) float64 {
-	return float64(rest.End - rest.Start)
+// CreateInitialRestriction covers every file whole, as its file system
+// sizes it.
+func (f *replayFn) CreateInitialRestriction(ctx context.Context, _ []byte) (cursor, error) {
+	c := cursor{Start: make([]int64, len(f.Files)), End: make([]int64, len(f.Files)), Line: make([]int64, len(f.Files))}
+	var total int64
+	for i, file := range f.Files {
+		n, err := f.Sources[file.Source].size(ctx, file.Name)
+		if err != nil {
+			return cursor{}, err
+		}
+		c.End[i], c.Line[i] = n, 1
+		total += n
+	}
+	c.ReportBytes = max(total/maxReports, 1)
+	return c, nil
 }
 
-func (f *replayFn) CreateTracker(rest Span) *sdf.LockRTracker {
-	return sdf.NewLockRTracker(&spanTracker{rest: rest, next: rest.Start, line: rest.Line})
+// SplitRestriction keeps the replay whole: it is one stream.
+func (f *replayFn) SplitRestriction(_ []byte, c cursor) []cursor { return []cursor{c} }
+
+func (f *replayFn) RestrictionSize(_ []byte, c cursor) float64 { return float64(c.remaining()) }
+
+func (f *replayFn) CreateTracker(c cursor) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(newCursorTracker(c))
 }
 
-func (f *replayFn) InitialWatermarkEstimatorState(_ beam.EventTime, _ Span, _ string) int64 {
+func (f *replayFn) InitialWatermarkEstimatorState(_ beam.EventTime, _ cursor, _ []byte) int64 {
 	return noTime
 }
 
 func (f *replayFn) CreateWatermarkEstimator(maxTime int64) *lagEstimator {
-	return &lagEstimator{MaxTime: maxTime, Lag: f.LagMillis}
+	return newLagEstimator(maxTime, f.LagMillis)
 }
 
-func (f *replayFn) WatermarkEstimatorState(e *lagEstimator) int64 { return e.MaxTime }
+func (f *replayFn) WatermarkEstimatorState(e *lagEstimator) int64 { return e.MaxTime() }
 
-func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf.LockRTracker, file string, emit func(beam.EventTime, string, Record), dead func(DeadLetter)) (sdf.ProcessContinuation, error) {
-	rest := rt.GetRestriction().(Span)
-	r, err := f.P.open(ctx, file, rest.Start)
-	if err != nil {
+func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf.LockRTracker, _ []byte,
+	emit func(beam.EventTime, sourcedRecord), dead func(sourcedDeadLetter)) (sdf.ProcessContinuation, error) {
+	c := rt.GetRestriction().(cursor)
+	if err := f.resume(ctx, c); err != nil {
 		return sdf.StopProcessing(), err
 	}
-	defer r.Close()
-	lr := newLineReader(r, f.P.MaxLineBytes, rest.Line, rest.Start)
-	reported := we.MaxTime
+	reported := report{From: we.MaxTime(), Step: f.StepMillis, Bytes: c.ReportBytes}
+	var read int64
 	for {
-		start := lr.offset
-		l, err := lr.next()
-		if err == io.EOF || (err == nil && start >= rest.End) {
-			rt.TryClaim(spanPos{Start: rest.End})
+		i := next(f.open)
+		if i < 0 {
+			rt.TryClaim(claim{File: -1})
 			return sdf.StopProcessing(), rt.GetError()
 		}
-		if err != nil {
-			return sdf.StopProcessing(), fmt.Errorf("beamjoin: %s:%d: %w", file, lr.number+1, err)
-		}
-		if !rt.TryClaim(spanPos{Start: start, Next: l.Next, Line: l.Number}) {
+		r := f.open[i]
+		h := r.head
+		if !rt.TryClaim(claim{File: i, Start: h.start, Next: h.l.Next, Line: h.l.Number}) {
 			return sdf.StopProcessing(), rt.GetError()
 		}
-		ts, ok := f.P.handle(ctx, file, l, emit, dead)
-		if ok && we.observe(ts) && (reported == noTime || we.MaxTime-reported >= ReplayStep.Milliseconds()) {
+		p := &f.Sources[r.source]
+		if rec, ok := p.emit(ctx, r.name, h, func(dl DeadLetter) { dead(sourcedDeadLetter{Source: r.source, DeadLetter: dl}) }); ok {
+			emit(mtime.Time(h.ts), sourcedRecord{Source: r.source, Key: h.key, Record: rec})
+			we.observe(h.ts)
+		}
+		read += h.l.Next - h.start
+		if err := f.advance(i); err != nil {
+			return sdf.StopProcessing(), err
+		}
+		if next(f.open) >= 0 && reported.due(read, we.MaxTime()) {
 			return sdf.ResumeProcessingIn(0), nil
 		}
 	}
 }
 
-// lagEstimator is the replay's watermark estimator.
-type lagEstimator struct {
-	MaxTime int64 // largest event time read, or noTime
-	Lag     int64 // milliseconds
+// next is the merge rule: the index of the file whose next line is
+// replayed next, or -1 when every file is done. It is the file whose next
+// line has the earliest event time, a line that is not a record counting
+// as earlier than any (it goes as soon as it is next in its file); ties go
+// to the earlier file, so to the earlier source, then the earlier name.
+func next(files []*replayReader) int {
+	best := -1
+	var bestTime int64
+	for i, r := range files {
+		if r == nil || r.done {
+			continue
+		}
+		t := r.head.ts
+		if r.head.err != nil {
+			t = noTime
+		}
+		if best < 0 || t < bestTime {
+			best, bestTime = i, t
+		}
+	}
+	return best
 }
 
-// observe records a time read and reports whether the watermark rose.
-func (e *lagEstimator) observe(ts int64) bool {
-	if ts <= e.MaxTime {
+// report is the checkpoint rule of one bundle of a replay: it reports the
+// watermark once it has read Bytes bytes or more (1/maxReports of the
+// replay) and the largest time read has risen by Step since From, the
+// largest time at the previous report; or, whatever the time, once it has
+// read bundleBytes.
+type report struct {
+	From, Step, Bytes int64
+}
+
+// due says whether a bundle that has read n bytes and reached the largest
+// time maxTime reports the watermark now.
+func (r report) due(n, maxTime int64) bool {
+	if n >= bundleBytes {
+		return true
+	}
+	if n < r.Bytes || maxTime == noTime {
 		return false
 	}
-	e.MaxTime = ts
-	return true
+	return r.From == noTime || maxTime-r.From >= r.Step
+}
+
+// replayReader is one file of a replay, open and read up to its next line,
+// which head holds, parsed.
+type replayReader struct {
+	source int
+	name   string
+	f      *openFile
+	lr     *lineReader
+	end    int64 // where the file's part of the replay ends
+	head   headLine
+	done   bool // no line left before end
+}
+
+// headLine is a line read ahead and parsed: a record (key, ts) or, when err
+// is set, a dead letter.
+type headLine struct {
+	l     line
+	start int64
+	key   string
+	ts    int64
+	err   error
+}
+
+// resume makes the open files agree with the cursor c: a file open at the
+// line where c starts it is read on from there; any other is reopened at
+// that line.
+func (f *replayFn) resume(ctx context.Context, c cursor) error {
+	for i, file := range f.Files {
+		r := f.open[i]
+		if r != nil && !r.done && r.head.start == c.Start[i] && r.head.l.Number == c.Line[i] && r.end == c.End[i] {
+			continue
+		}
+		f.closeFile(i)
+		r = &replayReader{source: file.Source, name: file.Name, end: c.End[i]}
+		f.open[i] = r
+		if c.Start[i] >= c.End[i] {
+			r.done = true
+			continue
+		}
+		p := &f.Sources[file.Source]
+		of, err := p.open(ctx, file.Name, c.Start[i])
+		if err != nil {
+			return err
+		}
+		r.f = of
+		r.lr = newLineReader(of, p.MaxLineBytes, c.Line[i], c.Start[i])
+		if err := f.advance(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advance reads file i's next line into its head, or marks it done.
+func (f *replayFn) advance(i int) error {
+	r := f.open[i]
+	start := r.lr.offset
+	l, err := r.lr.next()
+	if err == io.EOF || (err == nil && start >= r.end) {
+		r.done = true
+		f.closeFile(i)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("beamjoin: %s:%d: %w", r.name, r.lr.number+1, err)
+	}
+	h := headLine{l: l, start: start}
+	h.key, h.ts, h.err = f.Sources[r.source].parse(l)
+	r.head = h
+	return nil
+}
+
+// closeFile closes file i, keeping what the replay knows of it.
+func (f *replayFn) closeFile(i int) {
+	if r := f.open[i]; r != nil && r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
+
+// lagEstimator is the replay's watermark estimator. The SDK reads its
+// watermark from another goroutine (to answer the runner's progress and
+// split requests) while ProcessElement raises it: the largest time is an
+// atomic.
+type lagEstimator struct {
+	maxTime atomic.Int64 // largest event time read, or noTime
+	lag     int64        // milliseconds
+}
+
+func newLagEstimator(maxTime, lag int64) *lagEstimator {
+	e := &lagEstimator{lag: lag}
+	e.maxTime.Store(maxTime)
+	return e
+}
+
+// MaxTime is the largest event time read, or noTime.
+func (e *lagEstimator) MaxTime() int64 { return e.maxTime.Load() }
+
+// observe records a time read. Only ProcessElement writes.
+func (e *lagEstimator) observe(ts int64) {
+	if ts > e.maxTime.Load() {
+		e.maxTime.Store(ts)
+	}
 }
 
 // CurrentWatermark is the largest time read less the lag.
 func (e *lagEstimator) CurrentWatermark() time.Time {
 	wm := int64(mtime.MinTimestamp)
-	if e.MaxTime != noTime && e.MaxTime-e.Lag > wm {
-		wm = e.MaxTime - e.Lag
+	if m := e.maxTime.Load(); m != noTime && m-e.lag > wm {
+		wm = m - e.lag
 	}
 	return mtime.Time(wm).ToTime()
 }
 
-// spanPos is a line claimed by the replay: it starts at byte Start, the
-// next one at Next, and its number is Line. Claiming Start >= End claims
-// the end of the span.
-type spanPos struct {
-	Start, Next, Line int64
+// recordsOfFn passes on the records of one source, as KV<string, Record>
+// with their event time.
+type recordsOfFn struct {
+	Source int
 }
 
-// spanTracker tracks a replay's progress through a Span. It splits only to
-// checkpoint (fraction 0): a file is replayed by one reader, in order.
-type spanTracker struct {
-	rest       Span
-	next, line int64 // start and number of the next line
-	done       bool
-	err        error
+func (f *recordsOfFn) ProcessElement(et beam.EventTime, r sourcedRecord, emit func(beam.EventTime, string, Record)) {
+	if r.Source == f.Source {
+		emit(et, r.Key, r.Record)
+	}
 }
 
-func (t *spanTracker) TryClaim(p any) bool {
-	if t.done || t.err != nil {
-		return false
-	}
-	pos := p.(spanPos)
-	if pos.Start >= t.rest.End {
-		t.done = true
-		return false
-	}
-	if pos.Start != t.next {
-		t.err = fmt.Errorf("beamjoin: replay claimed byte %d, want %d", pos.Start, t.next)
-		return false
-	}
-	t.next, t.line = pos.Next, pos.Line+1
-	return true
+// deadLettersOfFn passes on the dead letters of one source.
+type deadLettersOfFn struct {
+	Source int
 }
 
-func (t *spanTracker) GetError() error { return t.err }
-
-func (t *spanTracker) TrySplit(fraction float64) (primary, residual any, err error) {
-	if fraction > 0 || t.done || t.err != nil {
-		return t.rest, nil, nil
+func (f *deadLettersOfFn) ProcessElement(d sourcedDeadLetter, emit func(DeadLetter)) {
+	if d.Source == f.Source {
+		emit(d.DeadLetter)
 	}
-	res := Span{Start: t.next, End: t.rest.End, Line: t.line}
-	t.rest.End = t.next
-	t.done = true
-	if res.Start >= res.End {
-		return t.rest, nil, nil
-	}
-	return t.rest, res, nil
 }
-
-func (t *spanTracker) GetProgress() (done, remaining float64) {
-	return float64(t.next - t.rest.Start), float64(t.rest.End - t.next)
-}
-
-func (t *spanTracker) IsDone() bool { return t.done || t.next >= t.rest.End }
-
-func (t *spanTracker) GetRestriction() any { return t.rest }
-
-func (t *spanTracker) IsBounded() bool { return true }
