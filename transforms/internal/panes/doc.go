@@ -1,0 +1,31 @@
+// Package panes is the core of beamjoin's window join and cogroup: which
+// windows an element is in, when a key's window fires and when it expires,
+// which arrivals are late, and what each firing of a window (a pane) holds.
+// It is plain Go with no Beam import; package join's stateful DoFn only
+// moves data between its bag state, its one timer family and this package.
+//
+// Each rule is one function:
+//
+//   - Windowing.Assign, the windows of an element, exactly as Beam's
+//     WindowInto assigns them (fixed, sliding, sessions, global), and
+//     merge, how session windows merge across both inputs.
+//   - Rules.FireAt, when a window fires: once event time reaches its end
+//     (Beam's AfterWatermark, the default trigger).
+//   - Rules.ExpireAt, when a window expires: once event time passes its max
+//     timestamp plus the allowed lateness; its values are then forgotten.
+//   - Rules.Expired, the lateness rule: an arrival is late for a window iff
+//     the window had expired by what the key knew of event time when the
+//     element arrived. A DoFn cannot read the watermark; a timer that fired
+//     at t proves that the watermark had reached t, so "what the key knew"
+//     is the latest firing on the key that its state records (or, at
+//     arrival, the latest firing the DoFn instance has seen on any key).
+//     Both are behind the true watermark, so an element on time is never
+//     called late; a late one may be taken for on time when nothing has
+//     fired yet to prove it late, and then yields a late pane.
+//
+// Rules.Arrive applies the lateness rule to an arrival; Rules.Fire is a
+// timer firing: it judges the arrivals since the key's last firing, emits
+// the panes that are due, expires windows, and says which entries are done
+// and when the key's next firing is. State encodes a key's state as the
+// bytes of one bag-state chunk.
+package panes
