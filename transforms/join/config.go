@@ -77,8 +77,8 @@ var optionNames = []struct {
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
 		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setTestOnly
-	windowOptions  = setType | setWindow
-	coGroupOptions = setWindow
+	windowOptions  = setType | setWindow | setLateness
+	coGroupOptions = setWindow | setLateness
 )
 
 // CheckInterval reports what TryInterval would reject in opts, without
@@ -190,11 +190,19 @@ type reasonError struct{ prefix, reason string }
 func (e *reasonError) Error() string { return e.prefix + e.reason }
 
 // windowedConfig is the config of CoGroup and Window (named op): a window
-// given with WindowInto must be one that can assign event times.
+// given with WindowInto must be one that can assign event times, and the
+// allowed lateness a whole number of milliseconds, not negative.
 func windowedConfig(op string, allowed setMask, opts []Option) (config, error) {
 	c, err := newConfig(op, allowed, opts)
-	if err != nil || c.set&setWindow == 0 {
+	if err != nil {
 		return c, err
+	}
+	if c.lateness < 0 || c.lateness%time.Millisecond != 0 {
+		prefix := fmt.Sprintf("beamjoin: %s: AllowedLateness(%v): ", op, c.lateness)
+		return c, &OptionError{Option: "AllowedLateness", Err: &reasonError{prefix: prefix, reason: "must be a whole number of milliseconds, not negative"}}
+	}
+	if c.set&setWindow == 0 {
+		return c, nil
 	}
 	if c.window == nil {
 		return c, fmt.Errorf("beamjoin: %s: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)", op)

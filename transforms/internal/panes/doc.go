@@ -16,16 +16,21 @@
 //   - Rules.Expired, the lateness rule: an arrival is late for a window iff
 //     the window had expired by what the key knew of event time when the
 //     element arrived. A DoFn cannot read the watermark; a timer that fired
-//     at t proves that the watermark had reached t, so "what the key knew"
-//     is the latest firing on the key that its state records (or, at
-//     arrival, the latest firing the DoFn instance has seen on any key).
-//     Both are behind the true watermark, so an element on time is never
-//     called late; a late one may be taken for on time when nothing has
-//     fired yet to prove it late, and then yields a late pane.
+//     on the key at t proves that the watermark had reached t before any
+//     later arrival on the key, so "what the key knew" is the latest firing
+//     its state records. That is behind the true watermark, so an element
+//     on time is never called late; a late one may be taken for on time
+//     when nothing has fired on its key yet to prove it late, and then
+//     yields a late pane.
 //
-// Rules.Arrive applies the lateness rule to an arrival; Rules.Fire is a
-// timer firing: it judges the arrivals since the key's last firing, emits
-// the panes that are due, expires windows, and says which entries are done
-// and when the key's next firing is. State encodes a key's state as the
-// bytes of one bag-state chunk.
+// (A firing on another key proves less: Prism fires a key's timers once
+// the stage's upstream watermark has passed them, while older elements of
+// other keys can still wait in the stage, on time. So the join judges by
+// the key's own firings only.)
+//
+// Rules.Fire is a timer firing: it judges the arrivals since the key's
+// last write against its progress (Rules.Arrive), emits the panes that are
+// due, expires windows, and says which entries are done and when the key's
+// next firing is. State encodes a key's state as the bytes of one
+// bag-state chunk.
 package panes

@@ -9,9 +9,9 @@ import (
 )
 
 // TestFireProperties plays random streams on one key, with arrivals out
-// of order, a watermark that trails them, and DoFn instances that come and
-// go, through Arrive and Fire as the join's DoFn calls them, and checks
-// what must hold whatever the order:
+// of order and a watermark that trails them, through the key's state and
+// Fire as the join's DoFn does, and checks what must hold whatever the
+// order:
 //
 //   - every element leaves exactly once: late on arrival, late at a
 //     firing, or done; at the end of input nothing is left;
@@ -126,7 +126,6 @@ func checkStream(t *testing.T, r Rules, rng *rand.Rand) (missedWindows, latePane
 				return
 			}
 			delete(k.timers, next)
-			k.evidence = max(k.evidence, next)
 			st, err := Decode(k.chunks)
 			if err != nil {
 				t.Fatal(err)
@@ -152,26 +151,11 @@ func checkStream(t *testing.T, r Rules, rng *rand.Rand) (missedWindows, latePane
 			if rng.IntN(5) == 0 {
 				delay = int64(rng.IntN(40))
 			}
-			a := &arrival{side: match.Side(rng.IntN(2)), ts: now - delay, wm: wm, progress: max(k.evidence, keyProgress),
+			a := &arrival{side: match.Side(rng.IntN(2)), ts: now - delay, wm: wm, progress: keyProgress,
 				missed: map[Window]bool{}, newIn: map[Window]int{}}
 			name := fmt.Sprintf("e%d", len(all))
 			all, byName[name] = append(all, a), a
-			e := NewEntry(a.side, a.ts, []byte(name))
-			missed, in := r.Arrive(&e, k.evidence)
-			f := Firing{}
-			for _, w := range missed {
-				f.Missed = append(f.Missed, Missed{Entry: e, Window: w})
-			}
-			if !in {
-				f.Late = append(f.Late, e)
-			} else {
-				k.chunks = append(k.chunks, AppendEntry(nil, e))
-				k.timers[r.FirstFiring(e)] = true
-			}
-			record(f)
-		}
-		if rng.IntN(10) == 0 {
-			k.evidence = NoTime // a new DoFn instance
+			k.arrive(a.side, a.ts, name)
 		}
 		if now%3 == 0 {
 			wm = max(wm, now-int64(rng.IntN(6)))

@@ -106,37 +106,25 @@ func describe(f Firing) []string {
 // key is one key's state and its pending timers, driven as the join's
 // DoFn drives them, with the state written and read back as bytes.
 type key struct {
-	r        Rules
-	chunks   [][]byte
-	timers   map[int64]bool
-	evidence int64 // the latest firing seen, as a DoFn instance keeps it
+	r      Rules
+	chunks [][]byte
+	timers map[int64]bool
 }
 
-func newKey(r Rules) *key { return &key{r: r, timers: map[int64]bool{}, evidence: NoTime} }
+func newKey(r Rules) *key { return &key{r: r, timers: map[int64]bool{}} }
 
-// arrive adds an element, judging it by the instance's evidence first; it
-// returns what that judgment emitted, as a firing would describe it.
-func (k *key) arrive(side match.Side, ts int64, name string) []string {
+// arrive adds an element and sets the timer of its first window, as the
+// DoFn's ProcessElement does.
+func (k *key) arrive(side match.Side, ts int64, name string) {
 	e := NewEntry(side, ts, []byte(name))
-	missed, in := k.r.Arrive(&e, k.evidence)
-	f := Firing{}
-	for _, w := range missed {
-		f.Missed = append(f.Missed, Missed{Entry: e, Window: w})
-	}
-	if !in {
-		f.Late = append(f.Late, e)
-		return describe(f)
-	}
 	k.chunks = append(k.chunks, AppendEntry(nil, e))
 	k.timers[k.r.FirstFiring(e)] = true
-	return describe(f)
 }
 
 // fire fires the timer at at, as the DoFn's OnTimer does.
 func (k *key) fire(t *testing.T, at int64) []string {
 	t.Helper()
 	delete(k.timers, at)
-	k.evidence = max(k.evidence, at)
 	st, err := Decode(k.chunks)
 	if err != nil {
 		t.Fatal(err)
@@ -179,13 +167,11 @@ func TestFire(t *testing.T) {
 		ts      int64
 		name    string
 		advance int64 // when name is "": advance the watermark to this
-		fresh   bool  // a new DoFn instance, which has seen no firing
 		want    []string
 	}
 	l := func(ts int64, name string, want ...string) step { return step{side: match.Left, ts: ts, name: name, want: want} }
 	r := func(ts int64, name string, want ...string) step { return step{side: match.Right, ts: ts, name: name, want: want} }
 	wm := func(to int64, want ...string) step { return step{advance: to, want: want} }
-	fresh := step{fresh: true}
 	tests := []struct {
 		name  string
 		rules Rules
@@ -207,19 +193,30 @@ func TestFire(t *testing.T) {
 			steps: []step{
 				l(1, "l1"),
 				wm(10, "done l1", "pane [0,10) *l1"),
-				// The instance has seen the firing at 10.
-				r(5, "r1", "late r1", "missed r1 [0,10)"),
+				// Its timer, at 10, fires again at once.
+				r(5, "r1"),
+				wm(10, "late r1", "missed r1 [0,10)"),
 			},
 		},
 		{
-			name:  "the_key_progress_judges_an_arrival_the_instance_cannot",
+			name:  "an_arrival_for_an_expired_window_the_key_never_had_is_late",
+			rules: Rules{Windowing: fixed},
+			steps: []step{
+				l(25, "l1"),
+				wm(30, "done l1", "pane [20,30) *l1"),
+				r(5, "r1"),
+				wm(30, "late r1", "missed r1 [0,10)"),
+			},
+		},
+		{
+			name:  "a_key_that_forgot_its_progress_takes_a_late_arrival_for_on_time",
 			rules: Rules{Windowing: fixed},
 			steps: []step{
 				l(1, "l1"),
 				wm(10, "done l1", "pane [0,10) *l1"),
-				fresh,
+				wm(20), // forgotten one window length later
 				r(5, "r1"),
-				wm(10, "late r1", "missed r1 [0,10)"),
+				wm(20, "done r1", "pane [0,10) *r1"),
 			},
 		},
 		{
@@ -233,7 +230,8 @@ func TestFire(t *testing.T) {
 				r(6, "r2"),
 				wm(14, "pane [0,10) *r2 l1 r1"),
 				wm(15, "done l1 matched", "done r1 matched", "done r2 matched"),
-				r(7, "r3", "late r3", "missed r3 [0,10)"),
+				r(7, "r3"),
+				wm(15, "late r3", "missed r3 [0,10)"),
 			},
 		},
 		{
@@ -242,8 +240,8 @@ func TestFire(t *testing.T) {
 			steps: []step{
 				l(6, "l1"),
 				wm(10, "pane [0,10) *l1"),
-				r(7, "r1", "missed r1 [0,10)"),
-				wm(15, "done l1 matched", "done r1 matched", "pane [5,15) *l1 *r1"),
+				r(7, "r1"),
+				wm(15, "done l1 matched", "done r1 matched", "missed r1 [0,10)", "pane [5,15) *l1 *r1"),
 			},
 		},
 		{
@@ -282,13 +280,10 @@ func TestFire(t *testing.T) {
 			k := newKey(tt.rules)
 			for i, s := range tt.steps {
 				var got []string
-				switch {
-				case s.fresh:
-					k.evidence = NoTime
-				case s.name == "":
+				if s.name == "" {
 					got = k.advance(t, s.advance)
-				default:
-					got = k.arrive(s.side, s.ts, s.name)
+				} else {
+					k.arrive(s.side, s.ts, s.name)
 				}
 				slices.Sort(got)
 				if diff := cmp.Diff(s.want, got); diff != "" {
