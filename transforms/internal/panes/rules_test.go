@@ -169,8 +169,12 @@ func TestFire(t *testing.T) {
 		advance int64 // when name is "": advance the watermark to this
 		want    []string
 	}
-	l := func(ts int64, name string, want ...string) step { return step{side: match.Left, ts: ts, name: name, want: want} }
-	r := func(ts int64, name string, want ...string) step { return step{side: match.Right, ts: ts, name: name, want: want} }
+	l := func(ts int64, name string, want ...string) step {
+		return step{side: match.Left, ts: ts, name: name, want: want}
+	}
+	r := func(ts int64, name string, want ...string) step {
+		return step{side: match.Right, ts: ts, name: name, want: want}
+	}
 	wm := func(to int64, want ...string) step { return step{advance: to, want: want} }
 	tests := []struct {
 		name  string
