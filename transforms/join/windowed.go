@@ -199,3 +199,13 @@ func lateElements[K, L, R any](s beam.Scope, wd *windowed) (beam.PCollection, er
 	}
 	return late[0], nil
 }
+
+// fates decodes the fate output into Fate[K].
+func fates[K any](s beam.Scope, wd *windowed) (beam.PCollection, error) {
+	t := reflect.TypeFor[Fate[K]]()
+	out, err := beam.TryParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: t}}, wd.fates, beam.TypeDefinition{Var: beam.YType, T: t})
+	if err != nil {
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+	}
+	return out[0], nil
+}

@@ -30,6 +30,7 @@ func init() {
 	register.Emitter3[beam.EventTime, beam.X, missedRecord]()
 	register.Emitter3[beam.EventTime, beam.X, fateRecord]()
 	register.DoFn4x1[beam.EventTime, beam.X, missedRecord, func(beam.Y), error](&missedFn{})
+	register.DoFn4x0[beam.EventTime, beam.X, fateRecord, func(beam.Y)](&fateFn{})
 }
 
 // paneRecord is one firing of one window of a key: its entries, encoded by
@@ -48,41 +49,27 @@ type missedRecord struct {
 	Start, End int64
 }
 
-// fateRecord says what became of an element (a windowFate). Its element
-// timestamp is the element's.
+// fateRecord says what became of an element: its side and Outcome. Its
+// element timestamp is the element's.
 type fateRecord struct {
-	Side, Fate uint8
+	Side, Outcome uint8
 }
 
-// windowFate is what finally became of an element of a window join or a
-// cogroup: exactly one per element.
-type windowFate uint8
-
-const (
-	// fateMatched: in at least one pair of a window join.
-	fateMatched windowFate = iota
-	// fateUnmatched: reported unmatched (an outer side), in no pair.
-	fateUnmatched
-	// fateExpired: of an inner side, in no pair; its windows expired.
-	fateExpired
-	// fateGrouped: in at least one group of a cogroup.
-	fateGrouped
-	// fateLate: too late for every window it is in.
-	fateLate
-)
-
-var fateNames = [...]string{fateMatched: "matched", fateUnmatched: "unmatched", fateExpired: "expired", fateGrouped: "grouped", fateLate: "late"}
+// windowOutcomes are the outcomes of a window join's or a cogroup's
+// elements.
+var windowOutcomes = []Outcome{OutcomeMatched, OutcomeUnmatched, OutcomeExpired, OutcomeLate, OutcomeGrouped}
 
 // windowCounters are the window join's and cogroup's counters per side:
-// elements in ("left_in") and each fate ("left_matched", "left_late").
+// elements in ("left_in") and each outcome ("left_matched", "left_late").
 var windowCounters = func() (c struct {
-	in   [2]beam.Counter
-	fate [2][len(fateNames)]beam.Counter
+	in      [2]beam.Counter
+	outcome [2]map[Outcome]beam.Counter
 }) {
 	for _, side := range []Side{Left, Right} {
 		c.in[side] = beam.NewCounter(Namespace, side.String()+"_in")
-		for f, name := range fateNames {
-			c.fate[side][f] = beam.NewCounter(Namespace, side.String()+"_"+name)
+		c.outcome[side] = map[Outcome]beam.Counter{}
+		for _, o := range windowOutcomes {
+			c.outcome[side][o] = beam.NewCounter(Namespace, side.String()+"_"+o.String())
 		}
 	}
 	return c
@@ -148,7 +135,7 @@ func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Pro
 		emitMissed(beam.EventTime(m.Entry.Time), key, missedRecord{Side: uint8(m.Entry.Side), Value: m.Entry.Value, Start: m.Window.Start, End: m.Window.End})
 	}
 	for _, e := range fr.Late {
-		f.leave(ctx, key, e, fateLate, emitFate)
+		f.leave(ctx, key, e, OutcomeLate, emitFate)
 	}
 	for _, p := range fr.Panes {
 		if !f.Keep {
@@ -157,7 +144,7 @@ func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Pro
 		emitPane(beam.EventTime(p.Window.MaxTimestamp()), key, paneRecord{Start: p.Window.Start, End: p.Window.End, Entries: panes.EncodePane(p)})
 	}
 	for _, e := range fr.Done {
-		f.leave(ctx, key, e, f.fateOf(e), emitFate)
+		f.leave(ctx, key, e, f.outcomeOf(e), emitFate)
 	}
 	switch {
 	case fr.Forget:
@@ -186,24 +173,24 @@ func (f *windowedFn) setTimer(tp timers.Provider, at int64) {
 	f.Fire.Set(tp, time.UnixMilli(at), timers.WithOutputTimestamp(time.UnixMilli(at-1)), timers.WithTag(strconv.FormatInt(at, 10)))
 }
 
-// fateOf is the fate of an entry whose windows have all expired.
-func (f *windowedFn) fateOf(e panes.Entry) windowFate {
+// outcomeOf is the outcome of an entry whose windows have all expired.
+func (f *windowedFn) outcomeOf(e panes.Entry) Outcome {
 	switch {
 	case !f.Join:
-		return fateGrouped
+		return OutcomeGrouped
 	case e.Matched:
-		return fateMatched
+		return OutcomeMatched
 	case f.Type.Outer(e.Side):
-		return fateUnmatched
+		return OutcomeUnmatched
 	}
-	return fateExpired
+	return OutcomeExpired
 }
 
-// leave counts an entry's fate and, if asked, reports it.
-func (f *windowedFn) leave(ctx context.Context, key beam.X, e panes.Entry, fate windowFate, emitFate func(beam.EventTime, beam.X, fateRecord)) {
-	windowCounters.fate[e.Side][fate].Inc(ctx, 1)
+// leave counts an entry's outcome and, if asked, reports it.
+func (f *windowedFn) leave(ctx context.Context, key beam.X, e panes.Entry, o Outcome, emitFate func(beam.EventTime, beam.X, fateRecord)) {
+	windowCounters.outcome[e.Side][o].Inc(ctx, 1)
 	if f.Fates {
-		emitFate(beam.EventTime(e.Time), key, fateRecord{Side: uint8(e.Side), Fate: uint8(fate)})
+		emitFate(beam.EventTime(e.Time), key, fateRecord{Side: uint8(e.Side), Outcome: uint8(o)})
 	}
 }
 
@@ -249,4 +236,24 @@ func (f *missedFn) ProcessElement(et beam.EventTime, key beam.X, m missedRecord,
 	}
 	emit(v.Interface())
 	return nil
+}
+
+// fateFn builds the author's Fate[K] from a fate record.
+type fateFn struct {
+	Out beam.EncodedType
+
+	side, key, time, outcome int
+}
+
+func (f *fateFn) Setup() error {
+	return fieldIndexes(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
+}
+
+func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r fateRecord, emit func(beam.Y)) {
+	v := reflect.New(f.Out.T).Elem()
+	v.Field(f.side).Set(reflect.ValueOf(Side(r.Side)))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))
+	emit(v.Interface())
 }

@@ -166,15 +166,11 @@ func TestFire(t *testing.T) {
 		side    match.Side
 		ts      int64
 		name    string
-		advance int64 // when name is "": advance the watermark to this
-		want    []string
+		advance int64    // when name is "": advance the watermark to this
+		want    []string // what the advance emits
 	}
-	l := func(ts int64, name string, want ...string) step {
-		return step{side: match.Left, ts: ts, name: name, want: want}
-	}
-	r := func(ts int64, name string, want ...string) step {
-		return step{side: match.Right, ts: ts, name: name, want: want}
-	}
+	l := func(ts int64, name string) step { return step{side: match.Left, ts: ts, name: name} }
+	r := func(ts int64, name string) step { return step{side: match.Right, ts: ts, name: name} }
 	wm := func(to int64, want ...string) step { return step{advance: to, want: want} }
 	tests := []struct {
 		name  string
