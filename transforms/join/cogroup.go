@@ -82,7 +82,7 @@ func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 // pairs with the type arguments' key and value types, and for inputs that are
 // windowed differently or with a trigger.
 func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
-	groups, _, err := tryCoGroup[K, L, R](s, left, right, opts, false)
+	groups, _, _, err := tryCoGroup[K, L, R](s, left, right, opts, false, false)
 	return groups, err
 }
 
@@ -100,28 +100,53 @@ func CoGroupWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, op
 // TryCoGroupWithLate is CoGroupWithLate returning an error instead of
 // panicking, as TryCoGroup does.
 func TryCoGroupWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late beam.PCollection, err error) {
-	return tryCoGroup[K, L, R](s, left, right, opts, true)
+	groups, late, _, err = tryCoGroup[K, L, R](s, left, right, opts, true, false)
+	return groups, late, err
 }
 
-func tryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate bool) (groups, late beam.PCollection, err error) {
+// CoGroupFates is CoGroupWithLate that also returns the fate of every
+// input element, a PCollection<Fate[K]> with exactly one Fate per element
+// that reached the cogroup, in the global window: OutcomeGrouped (in at
+// least one Group) or OutcomeLate (too late for every window it is in).
+// Per side, the fates add up to the elements in; see WindowFates.
+func CoGroupFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late, fates beam.PCollection) {
+	groups, late, fates, err := TryCoGroupFates[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return groups, late, fates
+}
+
+// TryCoGroupFates is CoGroupFates returning an error instead of panicking,
+// as TryCoGroup does.
+func TryCoGroupFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late, fates beam.PCollection, err error) {
+	return tryCoGroup[K, L, R](s, left, right, opts, true, true)
+}
+
+func tryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate, withFates bool) (groups, late, fateCol beam.PCollection, err error) {
 	const op = "join.CoGroup"
 	s, cfg, err := windowedSetup[K, L, R](s, op, coGroupOptions, opts, left, right)
 	if err != nil {
-		return groups, late, err
+		return groups, late, fateCol, err
 	}
-	wd, err := buildWindowed(s, op, cfg, left, right, false, false, false)
+	wd, err := buildWindowed(s, op, cfg, left, right, false, false, withFates)
 	if err != nil {
-		return groups, late, err
+		return groups, late, fateCol, err
 	}
 	out := reflect.TypeFor[Group[K, L, R]]()
 	fn := &groupPaneFn{Out: beam.EncodedType{T: out}, Left: wd.coders[Left], Right: wd.coders[Right]}
 	if groups, err = wd.records(s.Scope("groups"), fn, out, beam.WType); err != nil {
-		return groups, late, err
+		return groups, late, fateCol, err
 	}
 	if withLate {
-		late, err = lateElements[K, L, R](s, wd)
+		if late, err = lateElements[K, L, R](s, wd); err != nil {
+			return groups, late, fateCol, err
+		}
 	}
-	return groups, late, err
+	if withFates {
+		fateCol, err = fates[K](s, wd)
+	}
+	return groups, late, fateCol, err
 }
 
 // windowedSetup is the setup that CoGroup and Window (named op) share:

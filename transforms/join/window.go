@@ -150,7 +150,7 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // and value types, and for inputs that are windowed differently or with a
 // trigger.
 func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
-	results, _, err := tryWindow[K, L, R](s, left, right, opts, false)
+	results, _, _, err := tryWindow[K, L, R](s, left, right, opts, false, false)
 	return results, err
 }
 
@@ -171,18 +171,43 @@ func WindowWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opt
 // TryWindowWithLate is WindowWithLate returning an error instead of
 // panicking, as TryWindow does.
 func TryWindowWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late beam.PCollection, err error) {
-	return tryWindow[K, L, R](s, left, right, opts, true)
+	results, late, _, err = tryWindow[K, L, R](s, left, right, opts, true, false)
+	return results, late, err
 }
 
-func tryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate bool) (results, late beam.PCollection, err error) {
+// WindowFates is WindowWithLate that also returns the fate of every input
+// element, a PCollection<Fate[K]> with exactly one Fate per element that
+// reached the join, in the global window: OutcomeMatched (in at least one
+// pair), OutcomeUnmatched (of an outer side, in no pair; it was reported
+// unmatched), OutcomeExpired (of an inner side, in no pair) or OutcomeLate
+// (too late for every window it is in). Per side, the fates add up to the
+// elements in, which is what counting them with ordinary Beam combines
+// proves, exactly, where Beam counters may not (Prism can under-report
+// them). An element's fate comes when its last window expires, or when it
+// is judged late.
+func WindowFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late, fates beam.PCollection) {
+	results, late, fates, err := TryWindowFates[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return results, late, fates
+}
+
+// TryWindowFates is WindowFates returning an error instead of panicking, as
+// TryWindow does.
+func TryWindowFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late, fates beam.PCollection, err error) {
+	return tryWindow[K, L, R](s, left, right, opts, true, true)
+}
+
+func tryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate, withFates bool) (results, late, fateCol beam.PCollection, err error) {
 	const op = "join.Window"
 	s, cfg, err := windowedSetup[K, L, R](s, op, windowOptions, opts, left, right)
 	if err != nil {
-		return results, late, err
+		return results, late, fateCol, err
 	}
-	wd, err := buildWindowed(s, op, cfg, left, right, true, true, false)
+	wd, err := buildWindowed(s, op, cfg, left, right, true, true, withFates)
 	if err != nil {
-		return results, late, err
+		return results, late, fateCol, err
 	}
 	out := reflect.TypeFor[WindowResult[K, L, R]]()
 	fn := &windowPaneFn{
@@ -192,12 +217,17 @@ func tryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []O
 		Out:   beam.EncodedType{T: out},
 	}
 	if results, err = wd.records(s.Scope("results"), fn, out, beam.YType); err != nil {
-		return results, late, err
+		return results, late, fateCol, err
 	}
 	if withLate {
-		late, err = lateElements[K, L, R](s, wd)
+		if late, err = lateElements[K, L, R](s, wd); err != nil {
+			return results, late, fateCol, err
+		}
 	}
-	return results, late, err
+	if withFates {
+		fateCol, err = fates[K](s, wd)
+	}
+	return results, late, fateCol, err
 }
 
 // windowPaneFn builds the records of one firing of one window of a key

@@ -182,7 +182,9 @@ func (wd *windowed) records(s beam.Scope, fn any, out, typeVar reflect.Type) (be
 		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
 	}
 	if ofn := wd.windowing.outputFn(); ofn != nil {
-		if records[0], err = beam.TryWindowInto(s.Scope("rewindow"), ofn, records[0]); err != nil {
+		// The join's allowed lateness goes with the records, so that a
+		// downstream GroupByKey keeps late panes, as after Beam's own.
+		if records[0], err = beam.TryWindowInto(s.Scope("rewindow"), ofn, records[0], beam.AllowedLateness(wd.windowing.lateness)); err != nil {
 			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
 		}
 	}
