@@ -194,7 +194,7 @@ func TestWindowAndCoGroupAccountForLateElements(t *testing.T) {
 
 func testLate(t *testing.T, c lateCase) {
 	cfg := teststream.NewConfig()
-	c.events(cfg)
+	c.events(&cfg)
 	p, s := beam.NewPipelineWithRoot()
 	left, right := beam.ParDo2(s, splitTimed, teststream.Create(s, cfg))
 	results, wLate, wFates := join.WindowFates[string, string, note](s.Scope("window"), left, right, append([]join.Option{join.FullOuter}, c.opts...)...)
