@@ -28,7 +28,7 @@ func TestConfigValidate(t *testing.T) {
 		{"window_with_late", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Late = "l"; c.AllowedLateness = time.Minute }), ""},
 		{"cogroup_with_buffer_cap", with(base(jsonjoin.CoGroup), func(c *jsonjoin.Config) { c.Size = time.Hour; c.MaxBufferedPerKey = 3 }), "beamjoin: cogroup takes no buffer cap"},
 		{"window_with_negative_lateness", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.AllowedLateness = -time.Second }),
-			"beamjoin: join.Window: AllowedLateness(-1s): must be a whole number of milliseconds, not negative"},
+			"beamjoin: join.Window: allowed lateness -1s is negative"},
 		{"window_with_bounds", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Upper = 1 }), "beamjoin: window takes no interval bounds"},
 		{"window_with_emit", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Emit = join.EmitFinal }), "beamjoin: window takes no emission mode: results come when a window closes"},
 		{"cogroup_with_type", with(base(jsonjoin.CoGroup), func(c *jsonjoin.Config) { c.Size = time.Hour; c.Type = join.FullOuter }), "beamjoin: cogroup takes no join type: every group is reported"},

@@ -197,9 +197,12 @@ func windowedConfig(op string, allowed setMask, opts []Option) (config, error) {
 	if err != nil {
 		return c, err
 	}
-	if c.lateness < 0 || c.lateness%time.Millisecond != 0 {
-		prefix := fmt.Sprintf("beamjoin: %s: AllowedLateness(%v): ", op, c.lateness)
-		return c, &OptionError{Option: "AllowedLateness", Err: &reasonError{prefix: prefix, reason: "must be a whole number of milliseconds, not negative"}}
+	if c.lateness < 0 {
+		return c, &OptionError{Option: "AllowedLateness", Err: &reasonError{prefix: "beamjoin: " + op + ": ", reason: fmt.Sprintf("allowed lateness %v is negative", c.lateness)}}
+	}
+	if c.lateness%time.Millisecond != 0 {
+		return c, &OptionError{Option: "AllowedLateness", Err: &reasonError{prefix: "beamjoin: " + op + ": ",
+			reason: fmt.Sprintf("allowed lateness %v is finer than a millisecond, the precision of event time", c.lateness)}}
 	}
 	if c.set&setWindow == 0 {
 		return c, nil
