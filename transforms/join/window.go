@@ -73,7 +73,7 @@ type WindowResult[K, L, R any] struct {
 // fired) is late: it is not joined, it is counted (left_late, right_late),
 // and WindowWithLate returns it, with the window it missed, instead of
 // dropping it silently as Beam's GroupByKey would. Window itself drops the
-// late output, counted.
+// late output, counted; WindowFates also returns every element's fate.
 //
 // AllowedLateness(d), or beam.AllowedLateness on the inputs' windowing,
 // keeps a window's values for d after it fired. An element that arrives
@@ -87,9 +87,9 @@ type WindowResult[K, L, R any] struct {
 // late panes are.
 //
 // A DoFn cannot read the watermark, so lateness is judged from the timer
-// firings that prove how far it has come: on the element's key (exact for
-// a key whose windows fired before) or in the same DoFn instance. An
-// element on time is never judged late. A late element on a key with no
+// firings that prove how far it has come on the element's key (exact for
+// a key whose windows fired before). An element on time is never judged
+// late. A late element on a key with no
 // firing yet to prove it (a new key, or one whose state was forgotten one
 // window length plus the allowed lateness after its last window expired)
 // may be taken for on time; its window then fires at once, behind the
