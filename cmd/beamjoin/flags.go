@@ -115,11 +115,10 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		dur(&f.size, "size", "window size `DUR`: fixed windows, or sliding ones with --slide")
 		dur(&f.slide, "slide", "window period `DUR`: sliding windows of --size starting every --slide")
 		dur(&f.gap, "gap", "session windows with this `DUR` gap, instead of --size")
+		dur(&f.allowedLateness, "allowed-lateness", "keep each window `DUR` after it closed: a later arrival adds a late pane to it (default 0)")
 	}
 	str(&f.out, "out", "-", "results `FILE`, one JSON object per line; - is standard output; pubsub:projects/P/topics/T a topic")
-	if op == jsonjoin.Interval {
-		str(&f.late, "late", "", "late-elements `FILE` (default: counted only)")
-	}
+	str(&f.late, "late", "", "late-elements `FILE` (default: counted only)")
 	str(&f.deadLetter, "dead-letter", "", "`FILE` for lines that are not records: bad JSON, missing key or time, over 1 MiB (default: counted only)")
 	dur(&f.watermarkLag, "watermark-lag", "replay each file in line order as a stream whose watermark trails the largest time read by `DUR` (default: read files whole, in batch)")
 	f.progress = durationFlag{d: jsonjoin.DefaultProgressEvery, text: jsonjoin.DefaultProgressEvery.String(), set: true}
@@ -219,6 +218,8 @@ func (f *cmdFlags) windows(c *jsonjoin.Config) error {
 		return usagef("--%s %s: a window %s must be positive", name, d.text, name)
 	}
 	c.Size, c.Slide, c.Gap = f.size.d, f.slide.d, f.gap.d
+	c.AllowedLateness = f.allowedLateness.d
+	c.Late = *f.late
 	return nil
 }
 

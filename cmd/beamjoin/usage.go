@@ -106,8 +106,20 @@ Examples:
   beamjoin window --left testdata/clicks.jsonl --right testdata/impressions.jsonl \
     --key user --time ts --gap 30m
 
+  # The same hours as a stream, the watermark 2 minutes behind the largest
+  # time read: payments that come after their hour closed go to late.jsonl.
+  beamjoin window --left testdata/orders.jsonl --right testdata/payments.jsonl \
+    --key order_id --time ts --size 1h --type left --watermark-lag 2m --late late.jsonl
+
 Output: as interval's, plus "window":{"start":MS,"end":MS} (end exclusive);
-time is end - 1.
+time is end - 1. A window closes when the watermark passes its end; an
+object that comes after that is late: it joins nothing and is written to
+--late (one line per window it missed, with that window), unless
+--allowed-lateness keeps the window open for it: then it adds records to
+the window (its pairs with the window's objects, or itself unmatched).
+Late elements (--late): {"side":"right","key":K,"time":MS,"value":{...},"window":{"start":MS,"end":MS}}
+Standard error ends with each side's accounting:
+  left: in N = matched N + unmatched N + expired N + late N
 `,
 	jsonjoin.CoGroup: `Usage: beamjoin cogroup --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
 
@@ -121,6 +133,9 @@ Example:
 
 Output:
   {"kind":"group","key":K,"left":[...],"right":[...],"time":MS,"window":{"start":MS,"end":MS}}
+Late objects (--late) and the accounting (left: in N = grouped N + late N)
+are as window's; within --allowed-lateness a late object adds a further
+group to its window, holding only the objects new since the last one.
 `,
 }
 

@@ -31,6 +31,9 @@ func init() {
 	register.DoFn2x0[WindowResult, func(string, tally)](&countWindowResultFn{})
 	register.DoFn2x0[Group, func(string, tally)](&countGroupFn{})
 	register.DoFn2x0[LateElement, func(string, tally)](&countLateFn{})
+	register.DoFn2x0[WindowLateElement, func(string, tally)](&countWindowLateFn{})
+	register.DoFn2x0[Fate, func(string, tally)](&countFateFn{})
+	register.Function1x2(fatesCountedTally)
 	register.Function2x1(addTallies)
 	register.Function2x1(formatTally)
 	register.Emitter2[string, tally]()
@@ -70,7 +73,7 @@ const (
 	countPairs        = "pairs_out"
 	countRetractions  = "retractions_out"
 	countGroups       = "groups_out"
-	// countFates marks a run that counted the interval join's fates: its
+	// countFates marks a run that counted the join's fates: its
 	// tally is 1 per side, so that a run whose join lost every element is
 	// told from a run that did not count fates.
 	countFates = "fates_counted"
@@ -233,6 +236,39 @@ func (f *countLateFn) ProcessElement(l LateElement, _ func(string, tally)) {
 }
 
 func (f *countLateFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
+
+// countWindowLateFn counts the late records of the window join or the
+// cogroup per side: one per element and window it missed.
+type countWindowLateFn struct {
+	counts bundleCounts
+}
+
+func (f *countWindowLateFn) ProcessElement(l WindowLateElement, _ func(string, tally)) {
+	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
+}
+
+func (f *countWindowLateFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
+
+// countFateFn counts the fates of the window join's or the cogroup's
+// elements per side and outcome ("left_matched", "right_late"): one per
+// element that reached the join.
+type countFateFn struct {
+	counts bundleCounts
+}
+
+func (f *countFateFn) ProcessElement(fate Fate, _ func(string, tally)) {
+	f.counts.add(fate.Side.String()+"_"+fate.Outcome.String(), tally{N: 1})
+}
+
+func (f *countFateFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
+
+// fatesCounted is the tally that marks a run whose fates were counted
+// (countFates), one per side.
+func fatesCounted(s beam.Scope) beam.PCollection {
+	return beam.ParDo(s, fatesCountedTally, beam.Create(s, "left", "right"))
+}
+
+func fatesCountedTally(side string) (string, tally) { return side + "_" + countFates, tally{N: 1} }
 
 // accountingLine is one line of the accounting file.
 type accountingLine struct {

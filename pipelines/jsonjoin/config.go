@@ -38,8 +38,8 @@ type Config struct {
 	Left, Right Input
 
 	// Interval only: the bounds of ts(right) - ts(left), inclusive unless
-	// marked exclusive; the emission mode; the allowed lateness; the cap on
-	// elements buffered per key (zero: none).
+	// marked exclusive; the emission mode; the cap on elements buffered per
+	// key (zero: none). All three joins: the allowed lateness.
 	Lower, Upper                   time.Duration
 	LowerExclusive, UpperExclusive bool
 	Emit                           join.Emit
@@ -62,8 +62,8 @@ type Config struct {
 	WatermarkLag time.Duration
 
 	// Out is where the results go, one JSON object per line; "" or "-" is
-	// standard output. Late (interval only) and DeadLetter are where late
-	// elements and bad lines go; "" means they are only counted.
+	// standard output. Late and DeadLetter are where late elements and bad
+	// lines go; "" means they are only counted.
 	Out, Late, DeadLetter string
 
 	// MaxLineBytes is the longest input line; zero is
@@ -125,14 +125,12 @@ func (c Config) Validate() error {
 		return check(c.joinOptions()...)
 	}
 	switch {
-	case c.Late != "":
-		return fmt.Errorf("beamjoin: %s has no late output", c.Op)
 	case c.Lower != 0 || c.Upper != 0 || c.LowerExclusive || c.UpperExclusive:
 		return fmt.Errorf("beamjoin: %s takes no interval bounds", c.Op)
 	case c.Emit != join.EmitImmediate:
 		return fmt.Errorf("beamjoin: %s takes no emission mode: results come when a window closes", c.Op)
-	case c.AllowedLateness != 0 || c.MaxBufferedPerKey != 0:
-		return fmt.Errorf("beamjoin: %s takes no allowed lateness or buffer cap", c.Op)
+	case c.MaxBufferedPerKey != 0:
+		return fmt.Errorf("beamjoin: %s takes no buffer cap", c.Op)
 	case c.Op == CoGroup && c.Type != join.Inner:
 		return fmt.Errorf("beamjoin: cogroup takes no join type: every group is reported")
 	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
@@ -151,10 +149,15 @@ var checks = map[Op]func(...join.Option) error{
 // joinOptions returns the options of the join that c describes.
 func (c Config) joinOptions() []join.Option {
 	switch c.Op {
-	case Window:
-		return []join.Option{c.Type, join.WindowInto(c.windowFn())}
-	case CoGroup:
-		return []join.Option{join.WindowInto(c.windowFn())}
+	case Window, CoGroup:
+		opts := []join.Option{join.WindowInto(c.windowFn())}
+		if c.Op == Window {
+			opts = append(opts, c.Type)
+		}
+		if c.AllowedLateness != 0 {
+			opts = append(opts, join.AllowedLateness(c.AllowedLateness))
+		}
+		return opts
 	}
 	opts := []join.Option{join.Between(c.Lower, c.Upper), c.Type, c.Emit}
 	if c.LowerExclusive {

@@ -23,6 +23,12 @@ type (
 	WindowResult = join.WindowResult[string, jsonl.Record, jsonl.Record]
 	// Group is a cogroup record.
 	Group = join.Group[string, jsonl.Record, jsonl.Record]
+	// WindowLateElement is an element the window join or the cogroup
+	// judged late, with the window it missed.
+	WindowLateElement = join.WindowLateElement[string, jsonl.Record, jsonl.Record]
+	// Fate is what became of an element that reached the window join or
+	// the cogroup.
+	Fate = join.Fate[string]
 )
 
 // jsonWriter builds one output line by hand, so that the input objects are
@@ -146,6 +152,24 @@ func FormatLate(l LateElement) string {
 	} else {
 		w.value("value", l.Right)
 	}
+	return w.done()
+}
+
+// FormatWindowLate writes an element that the window join or the cogroup
+// judged late: FormatLate's fields and "window":{"start":MS,"end":MS}, the
+// window it missed. With sliding windows an element can miss several
+// windows, one line each, and still be in others.
+func FormatWindowLate(l WindowLateElement) string {
+	var w jsonWriter
+	w.str("side", l.Side.String())
+	w.raw("key", l.Key)
+	w.millis("time", l.Time)
+	if l.Side == join.Left {
+		w.value("value", l.Left)
+	} else {
+		w.value("value", l.Right)
+	}
+	w.window(l.WindowStart, l.WindowEnd)
 	return w.done()
 }
 

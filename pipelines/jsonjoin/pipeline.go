@@ -21,13 +21,14 @@ import (
 )
 
 func init() {
-	for _, t := range []any{Result{}, LateElement{}, WindowResult{}, Group{}} {
+	for _, t := range []any{Result{}, LateElement{}, WindowResult{}, Group{}, WindowLateElement{}, Fate{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	register.Function1x1(FormatResult)
 	register.Function1x1(FormatWindowResult)
 	register.Function1x1(FormatGroup)
 	register.Function1x1(FormatLate)
+	register.Function1x1(FormatWindowLate)
 	register.Function1x1(FormatDeadLetter)
 }
 
@@ -77,19 +78,21 @@ func Build(s beam.Scope, c Config) error {
 			}
 		}
 	case Window:
-		results, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+		results, late, fates, err := join.TryWindowFates[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
 		if err != nil {
 			return err
 		}
 		out = beam.ParDo(s, FormatWindowResult, results)
 		counts = append(counts, beam.ParDo(s, &countWindowResultFn{Hub: c.hub}, global(s, results)))
+		counts = append(counts, c.windowLate(s, late, fates)...)
 	case CoGroup:
-		groups, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+		groups, late, fates, err := join.TryCoGroupFates[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
 		if err != nil {
 			return err
 		}
 		out = beam.ParDo(s, FormatGroup, groups)
 		counts = append(counts, beam.ParDo(s, &countGroupFn{Hub: c.hub}, global(s, groups)))
+		counts = append(counts, c.windowLate(s, late, fates)...)
 	}
 	path := c.Out
 	if path == "" {
@@ -108,6 +111,20 @@ func Build(s beam.Scope, c Config) error {
 		account(s, c.Accounting, counts)
 	}
 	return nil
+}
+
+// windowLate writes the late elements of a window join or cogroup where c
+// says, and returns the tallies of the accounting that count them and the
+// fates of every element.
+func (c Config) windowLate(s beam.Scope, late, fates beam.PCollection) []beam.PCollection {
+	if c.Late != "" {
+		jsonl.Write(s.Scope("late"), c.Late, beam.ParDo(s, FormatWindowLate, late))
+	}
+	return []beam.PCollection{
+		beam.ParDo(s, &countWindowLateFn{}, global(s, late)),
+		beam.ParDo(s, &countFateFn{}, global(s, fates)),
+		fatesCounted(s),
+	}
 }
 
 // global puts col in the global window, the accounting's: the counting

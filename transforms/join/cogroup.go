@@ -1,30 +1,29 @@
 package join
 
-// This file holds CoGroup, and the windowing and grouping that CoGroup and
+// This file holds CoGroup, its record type, and the setup that CoGroup and
 // Window share.
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 )
 
 func init() {
-	register.DoFn5x1[beam.Window, beam.X, func(*beam.Y) bool, func(*beam.Z) bool, func(beam.EventTime, beam.W), error](&coGroupFn{})
-	register.Iter1[beam.Y]()
-	register.Iter1[beam.Z]()
+	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.W), error](&groupPaneFn{})
 	register.Emitter2[beam.EventTime, beam.W]()
 }
 
-// Group is everything CoGroup collected for one key in one window: the
-// values of the left input and of the right input, each in no particular
-// order. One of Left and Right may be empty, never both.
+// Group is everything CoGroup collected for one key in one firing of one
+// window: the values of the left input and of the right input, each in no
+// particular order. One of Left and Right may be empty, never both.
 //
 // WindowStart and WindowEnd are the window's bounds, [WindowStart,
 // WindowEnd). The Group's element timestamp is the window's max timestamp,
@@ -51,18 +50,25 @@ type Group[K, L, R any] struct {
 //		join.WindowInto(window.NewFixedWindows(time.Hour)))
 //
 // Without the WindowInto option the inputs' own windowing is used, as set by
-// the caller with beam.WindowInto; both inputs must then be windowed alike.
-// Fixed, sliding and session windows all work. With sliding windows an
-// element is in several windows, so it appears in several Groups; with
-// sessions, a session spans the values of both inputs whose gaps are short
-// enough, merged across the two.
+// the caller with beam.WindowInto; both inputs must then be windowed alike,
+// with the default trigger. Fixed, sliding and session windows all work.
+// With sliding windows an element is in several windows, so it appears in
+// several Groups; with sessions, a session spans the values of both inputs
+// whose gaps are short enough, merged across the two.
 //
-// CoGroup is beam.CoGroupByKey with the values collected into one typed
-// record, so windows fire as Beam's GroupByKey fires them: by default once,
-// when the watermark passes the window's end, with elements that arrive
-// later dropped. A trigger the caller sets with beam.WindowInto applies, and
-// each firing gives its own Group. CoGroup holds a key and window's values
-// in memory. It panics on misuse; TryCoGroup returns the error.
+// Windows fire and late data is handled as in Window: a window fires once,
+// when the watermark passes its end; an element that arrives after its
+// window expired (its end plus the allowed lateness) is not grouped but
+// counted (left_late, right_late) and returned by CoGroupWithLate. Within
+// AllowedLateness (or beam.AllowedLateness on the inputs' windowing), a
+// late element adds a further Group of its window, a late pane: by
+// default it holds the values that arrived since the window's previous
+// Group (Beam's discarding panes); if the inputs are windowed with
+// beam.PanesAccumulate, it holds every value of the window so far. Groups
+// are placed back into windows as Window's records are. Counters:
+// left_in, left_grouped, left_late, and the same for right; groups_out.
+// CoGroup holds a key's values in state until their windows expire. It
+// panics on misuse; TryCoGroup returns the error.
 func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) beam.PCollection {
 	out, err := TryCoGroup[K, L, R](s, left, right, opts...)
 	if err != nil {
@@ -74,24 +80,73 @@ func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 // TryCoGroup is CoGroup returning an error instead of panicking: for an
 // option CoGroup does not take, for inputs that are not PCollections of KV
 // pairs with the type arguments' key and value types, and for inputs that are
-// windowed differently.
+// windowed differently or with a trigger.
 func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
+	groups, _, _, err := tryCoGroup[K, L, R](s, left, right, opts, false, false)
+	return groups, err
+}
+
+// CoGroupWithLate is CoGroup that also returns the elements it judged
+// late, a PCollection<WindowLateElement[K,L,R]> with one element per
+// window an input element missed, in the global window.
+func CoGroupWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late beam.PCollection) {
+	groups, late, err := TryCoGroupWithLate[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return groups, late
+}
+
+// TryCoGroupWithLate is CoGroupWithLate returning an error instead of
+// panicking, as TryCoGroup does.
+func TryCoGroupWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late beam.PCollection, err error) {
+	groups, late, _, err = tryCoGroup[K, L, R](s, left, right, opts, true, false)
+	return groups, late, err
+}
+
+// CoGroupFates is CoGroupWithLate that also returns the fate of every
+// input element, a PCollection<Fate[K]> with exactly one Fate per element
+// that reached the cogroup, in the global window: OutcomeGrouped (in at
+// least one Group) or OutcomeLate (too late for every window it is in).
+// Per side, the fates add up to the elements in; see WindowFates.
+func CoGroupFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late, fates beam.PCollection) {
+	groups, late, fates, err := TryCoGroupFates[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return groups, late, fates
+}
+
+// TryCoGroupFates is CoGroupFates returning an error instead of panicking,
+// as TryCoGroup does.
+func TryCoGroupFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late, fates beam.PCollection, err error) {
+	return tryCoGroup[K, L, R](s, left, right, opts, true, true)
+}
+
+func tryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate, withFates bool) (groups, late, fateCol beam.PCollection, err error) {
 	const op = "join.CoGroup"
 	s, cfg, err := windowedSetup[K, L, R](s, op, coGroupOptions, opts, left, right)
 	if err != nil {
-		return beam.PCollection{}, err
+		return groups, late, fateCol, err
 	}
-	grouped, err := groupByKeyAndWindow(s, op, cfg.window, left, right)
+	wd, err := buildWindowed(s, op, cfg, left, right, false, false, withFates)
 	if err != nil {
-		return beam.PCollection{}, err
+		return groups, late, fateCol, err
 	}
 	out := reflect.TypeFor[Group[K, L, R]]()
-	groups, err := beam.TryParDo(s, &coGroupFn{Out: beam.EncodedType{T: out}}, grouped,
-		beam.TypeDefinition{Var: beam.WType, T: out})
-	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	fn := &groupPaneFn{Out: beam.EncodedType{T: out}, Left: wd.coders[Left], Right: wd.coders[Right]}
+	if groups, err = wd.records(s.Scope("groups"), fn, out, beam.WType); err != nil {
+		return groups, late, fateCol, err
 	}
-	return groups[0], nil
+	if withLate {
+		if late, err = lateElements[K, L, R](s, wd); err != nil {
+			return groups, late, fateCol, err
+		}
+	}
+	if withFates {
+		fateCol, err = fates[K](s, wd)
+	}
+	return groups, late, fateCol, err
 }
 
 // windowedSetup is the setup that CoGroup and Window (named op) share:
@@ -108,90 +163,52 @@ func windowedSetup[K, L, R any](s beam.Scope, op string, allowed setMask, opts [
 	return s.Scope(op), cfg, nil
 }
 
-// groupByKeyAndWindow windows both inputs with fn, if it is not nil, and
-// groups them by key and window: a PCollection<CoGBK<K,L,R>>.
-func groupByKeyAndWindow(s beam.Scope, op string, fn *window.Fn, left, right beam.PCollection) (beam.PCollection, error) {
-	if fn != nil {
-		var err error
-		if left, err = beam.TryWindowInto(s.Scope("left"), fn, left); err != nil {
-			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: windowing the left input: %w", op, err)
-		}
-		if right, err = beam.TryWindowInto(s.Scope("right"), fn, right); err != nil {
-			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: windowing the right input: %w", op, err)
-		}
-	}
-	// CoGroupByKey checks this too, but its message names neither the
-	// inputs nor the remedy.
-	if lw, rw := left.WindowingStrategy(), right.WindowingStrategy(); !lw.Equals(rw) {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: the left input is windowed by %s and the right by %s: window both alike with beam.WindowInto, or pass join.WindowInto",
-			op, windowFnName(lw.Fn), windowFnName(rw.Fn))
-	}
-	grouped, err := beam.TryCoGroupByKey(s, left, right)
-	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
-	}
-	return grouped, nil
+// groupCounter counts the cogroup's records.
+var groupCounter = beam.NewCounter(Namespace, "groups_out")
+
+// groupPaneFn turns a pane into a Group. Like tagFn it is not generic: the
+// Group type is a field, bound to the output's universal type at
+// construction.
+type groupPaneFn struct {
+	Out         beam.EncodedType
+	Left, Right coders.Element
+
+	key, start, end int
+	values          [2]int // field indexes in Out, by side
 }
 
-// span is a window's bounds, as CoGroup and Window report them, and its max
-// timestamp, the element timestamp of their records.
-type span struct {
-	start, end time.Time
-	max        mtime.Time
-}
-
-func spanOf(w typex.Window) (span, error) {
-	switch w := w.(type) {
-	case window.IntervalWindow:
-		return span{
-			start: mtime.Time(w.Start).ToTime().UTC(),
-			end:   mtime.Time(w.End).ToTime().UTC(),
-			max:   mtime.Time(w.MaxTimestamp()),
-		}, nil
-	case window.GlobalWindow:
-		return span{
-			start: mtime.MinTimestamp.ToTime().UTC(),
-			end:   mtime.EndOfGlobalWindowTime.Add(time.Millisecond).ToTime().UTC(),
-			max:   mtime.EndOfGlobalWindowTime,
-		}, nil
-	}
-	return span{}, fmt.Errorf("beamjoin: unsupported window %v of type %T", w, w)
-}
-
-// coGroupFn turns a CoGBK result into a Group. Like tagFn it is not
-// generic: the Group type is a field, bound to the output's universal type
-// at construction.
-type coGroupFn struct {
-	Out beam.EncodedType
-
-	key, left, right, start, end int // field indexes in Out
-}
-
-func (f *coGroupFn) Setup() {
+func (f *groupPaneFn) Setup() error {
 	t := f.Out.T
-	f.key, f.left, f.right = fieldIndex(t, "Key"), fieldIndex(t, "Left"), fieldIndex(t, "Right")
-	f.start, f.end = fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
+	f.key, f.start, f.end = fieldIndex(t, "Key"), fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
+	f.values = [2]int{fieldIndex(t, "Left"), fieldIndex(t, "Right")}
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	return f.Right.Setup()
 }
 
-func (f *coGroupFn) ProcessElement(w beam.Window, k beam.X, lefts func(*beam.Y) bool, rights func(*beam.Z) bool, emit func(beam.EventTime, beam.W)) error {
-	sp, err := spanOf(w)
+func (f *groupPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.W)) error {
+	entries, _, err := panes.DecodePane(p.Entries)
 	if err != nil {
 		return err
 	}
 	g := reflect.New(f.Out.T).Elem()
 	g.Field(f.key).Set(reflect.ValueOf(k))
-	ls := g.Field(f.left)
-	var l beam.Y
-	for lefts(&l) {
-		ls.Set(reflect.Append(ls, valueOf(l, ls.Type().Elem())))
+	for _, e := range entries {
+		c := &f.Left
+		if e.Side == match.Right {
+			c = &f.Right
+		}
+		v, err := c.Decode(e.Value)
+		if err != nil {
+			return fmt.Errorf("beamjoin: join.CoGroup: decoding a %s value: %w", sideOf(e.Side), err)
+		}
+		vs := g.Field(f.values[e.Side])
+		vs.Set(reflect.Append(vs, valueOf(v, vs.Type().Elem())))
 	}
-	rs := g.Field(f.right)
-	var r beam.Z
-	for rights(&r) {
-		rs.Set(reflect.Append(rs, valueOf(r, rs.Type().Elem())))
-	}
-	g.Field(f.start).Set(reflect.ValueOf(sp.start))
-	g.Field(f.end).Set(reflect.ValueOf(sp.end))
-	emit(sp.max, g.Interface())
+	g.Field(f.start).Set(reflect.ValueOf(time.UnixMilli(p.Start).UTC()))
+	g.Field(f.end).Set(reflect.ValueOf(time.UnixMilli(p.End).UTC()))
+	emit(et, g.Interface())
+	groupCounter.Inc(ctx, 1)
 	return nil
 }

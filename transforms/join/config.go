@@ -80,8 +80,8 @@ var optionNames = []struct {
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
 		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBundleCacheBytes | setTestOnly
-	windowOptions  = setType | setWindow
-	coGroupOptions = setWindow
+	windowOptions  = setType | setWindow | setLateness
+	coGroupOptions = setWindow | setLateness
 )
 
 // CheckInterval reports what TryInterval would reject in opts, without
@@ -195,11 +195,22 @@ type reasonError struct{ prefix, reason string }
 func (e *reasonError) Error() string { return e.prefix + e.reason }
 
 // windowedConfig is the config of CoGroup and Window (named op): a window
-// given with WindowInto must be one that can assign event times.
+// given with WindowInto must be one that can assign event times, and the
+// allowed lateness a whole number of milliseconds, not negative.
 func windowedConfig(op string, allowed setMask, opts []Option) (config, error) {
 	c, err := newConfig(op, allowed, opts)
-	if err != nil || c.set&setWindow == 0 {
+	if err != nil {
 		return c, err
+	}
+	if c.lateness < 0 {
+		return c, &OptionError{Option: "AllowedLateness", Err: &reasonError{prefix: "beamjoin: " + op + ": ", reason: fmt.Sprintf("allowed lateness %v is negative", c.lateness)}}
+	}
+	if c.lateness%time.Millisecond != 0 {
+		return c, &OptionError{Option: "AllowedLateness", Err: &reasonError{prefix: "beamjoin: " + op + ": ",
+			reason: fmt.Sprintf("allowed lateness %v is finer than a millisecond, the precision of event time", c.lateness)}}
+	}
+	if c.set&setWindow == 0 {
+		return c, nil
 	}
 	if c.window == nil {
 		return c, fmt.Errorf("beamjoin: %s: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)", op)

@@ -49,6 +49,32 @@
 // but a pair that straddles a window boundary is missed, and sliding windows
 // repeat pairs in every window two elements share.
 //
+// # Late data in Window and CoGroup
+//
+// Neither drops anything silently, where Beam's GroupByKey (and Flink's
+// window join) would. A window fires once, when the watermark passes its
+// end. An element that arrives after its window expired (its end plus the
+// allowed lateness) is late for it: it is in no record of that window,
+// and WindowWithLate and CoGroupWithLate return it as a
+// WindowLateElement, one per window it missed, with that window. With
+// AllowedLateness(d), an element that arrives within d of its window's end,
+// after the window fired, is late but allowed: it adds a late pane to the
+// window, timestamped like the first, whose records are
+//
+//   - for Window, the pairs of the new element with every value of the
+//     other side the window holds (on time or late), or, if there is none
+//     and its side is outer, a KindUnmatched record for it; records
+//     already written stay, so a value first reported unmatched is then in
+//     a pair too;
+//   - for CoGroup, a further Group of the window holding the values new
+//     since its previous Group, or every value so far if the inputs are
+//     windowed with beam.PanesAccumulate.
+//
+// WindowFates and CoGroupFates also return one Fate per input element
+// (matched, unmatched, expired, grouped or late), so that per side
+// in = matched + unmatched + expired + late (Window) or in = grouped + late
+// (CoGroup) can be counted from records with ordinary combines.
+//
 // Connect is for everything else: it tags, flattens and keys the two inputs
 // so that your own stateful DoFn sees both, like Flink's connect and
 // CoProcessFunction.

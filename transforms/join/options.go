@@ -55,6 +55,9 @@ func UpperExclusive() Option {
 
 // AllowedLateness keeps the interval join's buffered elements d longer than
 // the bounds need, so that elements up to d behind the watermark still join.
+// For Window and CoGroup it keeps each window's values d after the window
+// fired: an element that arrives in that time adds a late pane to its
+// window (see Window), and only one that arrives later is late.
 func AllowedLateness(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.lateness = d; c.set |= setLateness })
 }

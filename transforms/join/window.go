@@ -3,6 +3,7 @@ package join
 // This file holds Window, the window join, and its record type.
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"time"
@@ -11,12 +12,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 )
 
 func init() {
-	register.DoFn3x3[beam.EventTime, beam.X, beam.Y, beam.X, stamped, error](&stampFn{})
-	register.DoFn5x1[beam.Window, beam.X, func(*stamped) bool, func(*stamped) bool, func(beam.EventTime, beam.Y), error](&windowJoinFn{})
-	register.Iter1[stamped]()
+	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.Y), error](&windowPaneFn{})
 	register.Emitter2[beam.EventTime, beam.Y]()
 }
 
@@ -60,10 +60,40 @@ type WindowResult[K, L, R any] struct {
 // whose window has a partner is only ever in pairs.
 //
 // Without the WindowInto option the inputs' own windowing is used, as set by
-// the caller with beam.WindowInto; both inputs must then be windowed alike.
-// Windows fire as in CoGroup: by default once, when the watermark passes the
-// window's end. Every record is timestamped with its window's max timestamp,
-// so the results of one window are on time downstream together.
+// the caller with beam.WindowInto; both inputs must then be windowed alike,
+// with the default trigger. Fixed, sliding and session windows all work.
+//
+// # When windows fire, and late data
+//
+// A window fires once, when the watermark passes its end, and every record
+// of that firing is timestamped with the window's max timestamp, so the
+// results of one window are on time downstream together. An element that
+// arrives after its window expired (the window's end plus the allowed
+// lateness has passed; by default lateness is zero, so: after the window
+// fired) is late: it is not joined, it is counted (left_late, right_late),
+// and WindowWithLate returns it, with the window it missed, instead of
+// dropping it silently as Beam's GroupByKey would. Window itself drops the
+// late output, counted; WindowFates also returns every element's fate.
+//
+// AllowedLateness(d), or beam.AllowedLateness on the inputs' windowing,
+// keeps a window's values for d after it fired. An element that arrives
+// in that time is late but allowed: it adds a late pane to its window,
+// whose records are the pairs of the new element with every value of the
+// other side the window holds (on time or late), or, if there are none and
+// its side is outer, an unmatched record for it. Records already emitted
+// stay: a value reported unmatched that a late partner reaches is then in a
+// pair too (as EmitImmediate does in Interval). A late pane's records carry
+// the window's max timestamp, so they are late downstream, as Beam's own
+// late panes are.
+//
+// A DoFn cannot read the watermark, so lateness is judged from the timer
+// firings that prove how far it has come on the element's key (exact for
+// a key whose windows fired before). An element on time is never judged
+// late. A late element on a key with no
+// firing yet to prove it (a new key, or one whose state was forgotten one
+// window length plus the allowed lateness after its last window expired)
+// may be taken for on time; its window then fires at once, behind the
+// watermark.
 //
 // # What a window join cannot do
 //
@@ -87,11 +117,25 @@ type WindowResult[K, L, R any] struct {
 //
 // # How it runs
 //
-// Each side's values are encoded with their time (one fused ParDo per side),
-// grouped with beam.CoGroupByKey, and joined per key and window by one
-// DoFn, which holds that key and window's right values in memory while it
-// streams the left ones. Window panics on misuse; TryWindow returns the
-// error.
+// Each side's values are tagged and encoded (one fused ParDo per side),
+// both are put in the global window and flattened, and one stateful DoFn
+// per key keeps them in a bag and fires each window with an event-time
+// timer; a fused DoFn then builds the records of each firing. Records are
+// put back into windows by their timestamp: into the window itself for
+// fixed windows and the global window; for sliding windows, which overlap,
+// into fixed windows of the period, one per sliding window; for sessions,
+// into sessions of the gap, which a downstream GroupByKey merges into one
+// per joined session. WindowStart and WindowEnd always name the joined
+// window. An arrival costs one bag append; a window's firing one read and,
+// when it emits or expires anything, a rewrite (clear and append).
+//
+// Counters (namespace "beamjoin"): left_in, right_in; each element's fate,
+// exactly one, once its windows expire: left_matched (in a pair),
+// left_unmatched (reported unmatched, never in a pair), left_expired (of
+// an inner side, never in a pair), left_late (too late for every window it
+// is in), and the same for right; pairs_out, left_unmatched_out and
+// right_unmatched_out count records. Window panics on misuse; TryWindow
+// returns the error.
 func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) beam.PCollection {
 	out, err := TryWindow[K, L, R](s, left, right, opts...)
 	if err != nil {
@@ -103,73 +147,97 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // TryWindow is Window returning an error instead of panicking: for an option
 // Window does not take (Between and the interval join's other options), for
 // inputs that are not PCollections of KV pairs with the type arguments' key
-// and value types, and for inputs that are windowed differently.
+// and value types, and for inputs that are windowed differently or with a
+// trigger.
 func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
+	results, _, _, err := tryWindow[K, L, R](s, left, right, opts, false, false)
+	return results, err
+}
+
+// WindowWithLate is Window that also returns the elements it judged late,
+// a PCollection<WindowLateElement[K,L,R]> with one element per window an
+// input element missed, in the global window:
+//
+//	results, late := join.WindowWithLate[string, Order, Payment](s, orders, payments,
+//		join.WindowInto(window.NewFixedWindows(time.Hour)), join.LeftOuter)
+func WindowWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late beam.PCollection) {
+	results, late, err := TryWindowWithLate[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return results, late
+}
+
+// TryWindowWithLate is WindowWithLate returning an error instead of
+// panicking, as TryWindow does.
+func TryWindowWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late beam.PCollection, err error) {
+	results, late, _, err = tryWindow[K, L, R](s, left, right, opts, true, false)
+	return results, late, err
+}
+
+// WindowFates is WindowWithLate that also returns the fate of every input
+// element, a PCollection<Fate[K]> with exactly one Fate per element that
+// reached the join, in the global window: OutcomeMatched (in at least one
+// pair), OutcomeUnmatched (of an outer side, in no pair; it was reported
+// unmatched), OutcomeExpired (of an inner side, in no pair) or OutcomeLate
+// (too late for every window it is in). Per side, the fates add up to the
+// elements in, which is what counting them with ordinary Beam combines
+// proves, exactly, where Beam counters may not (Prism can under-report
+// them). An element's fate comes when its last window expires, or when it
+// is judged late.
+func WindowFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late, fates beam.PCollection) {
+	results, late, fates, err := TryWindowFates[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return results, late, fates
+}
+
+// TryWindowFates is WindowFates returning an error instead of panicking, as
+// TryWindow does.
+func TryWindowFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late, fates beam.PCollection, err error) {
+	return tryWindow[K, L, R](s, left, right, opts, true, true)
+}
+
+func tryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate, withFates bool) (results, late, fateCol beam.PCollection, err error) {
 	const op = "join.Window"
 	s, cfg, err := windowedSetup[K, L, R](s, op, windowOptions, opts, left, right)
 	if err != nil {
-		return beam.PCollection{}, err
+		return results, late, fateCol, err
 	}
-	var valueCoders [2]coders.Element
-	var stampedCols [2]beam.PCollection
-	for side, col := range [2]beam.PCollection{Left: left, Right: right} {
-		if valueCoders[side], err = coders.KVValue(col); err != nil {
-			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
-		}
-		out, err := beam.TryParDo(s.Scope(Side(side).String()), &stampFn{Value: valueCoders[side]}, col)
-		if err != nil {
-			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
-		}
-		stampedCols[side] = out[0]
-	}
-	grouped, err := groupByKeyAndWindow(s, op, cfg.window, stampedCols[Left], stampedCols[Right])
+	wd, err := buildWindowed(s, op, cfg, left, right, true, true, withFates)
 	if err != nil {
-		return beam.PCollection{}, err
+		return results, late, fateCol, err
 	}
 	out := reflect.TypeFor[WindowResult[K, L, R]]()
-	fn := &windowJoinFn{
+	fn := &windowPaneFn{
 		Type:  cfg.typ.core(),
-		Left:  valueCoders[Left],
-		Right: valueCoders[Right],
+		Left:  wd.coders[Left],
+		Right: wd.coders[Right],
 		Out:   beam.EncodedType{T: out},
 	}
-	results, err := beam.TryParDo(s, fn, grouped, beam.TypeDefinition{Var: beam.YType, T: out})
-	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	if results, err = wd.records(s.Scope("results"), fn, out, beam.YType); err != nil {
+		return results, late, fateCol, err
 	}
-	return results[0], nil
-}
-
-// stamped is a value with its event time in milliseconds, so that the time
-// survives the CoGroupByKey, which drops element timestamps. The value is
-// encoded with its input's own coder, which keeps stamped a type that can be
-// registered.
-type stamped struct {
-	Time  int64
-	Value []byte
-}
-
-// stampFn encodes a side's values with their event time.
-type stampFn struct {
-	Value coders.Element
-}
-
-func (f *stampFn) Setup() error { return f.Value.Setup() }
-
-func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y) (beam.X, stamped, error) {
-	b, err := f.Value.Encode(v)
-	if err != nil {
-		return nil, stamped{}, fmt.Errorf("beamjoin: join.Window: %w", err)
+	if withLate {
+		if late, err = lateElements[K, L, R](s, wd); err != nil {
+			return results, late, fateCol, err
+		}
 	}
-	return k, stamped{Time: et.Milliseconds(), Value: b}, nil
+	if withFates {
+		fateCol, err = fates[K](s, wd)
+	}
+	return results, late, fateCol, err
 }
 
-// windowJoinFn joins one key's values in one window. Like tagFn it is not
-// generic: the WindowResult type is a field, bound to the output's universal
-// type at construction.
-type windowJoinFn struct {
+// windowPaneFn builds the records of one firing of one window of a key
+// (a pane): the pairs with at least one value new in the pane, and, for an
+// outer side, each new value of the side whose window holds nothing of the
+// other side. Like tagFn it is not generic: the WindowResult type is a
+// field, bound to the output's universal type at construction.
+type windowPaneFn struct {
 	Type        match.Type
-	Left, Right coders.Element // the inputs' value coders, to decode stamped values
+	Left, Right coders.Element // the inputs' value coders
 	Out         beam.EncodedType
 
 	fields struct {
@@ -178,7 +246,7 @@ type windowJoinFn struct {
 	}
 }
 
-func (f *windowJoinFn) Setup() error {
+func (f *windowPaneFn) Setup() error {
 	if err := f.Left.Setup(); err != nil {
 		return err
 	}
@@ -195,32 +263,41 @@ func (f *windowJoinFn) Setup() error {
 	return nil
 }
 
-// joinValue is a decoded value and its event time.
+// windowRecordCounters count the window join's records.
+var windowRecordCounters = struct {
+	pairs     beam.Counter
+	unmatched [2]beam.Counter
+}{
+	pairs:     beam.NewCounter(Namespace, "pairs_out"),
+	unmatched: [2]beam.Counter{beam.NewCounter(Namespace, "left_unmatched_out"), beam.NewCounter(Namespace, "right_unmatched_out")},
+}
+
+// joinValue is a decoded value, its event time, and whether it is new in
+// the pane.
 type joinValue struct {
-	v    any
-	time time.Time
+	v     any
+	time  time.Time
+	isNew bool
 }
 
-func (f *windowJoinFn) decode(s Side, st stamped) (joinValue, error) {
-	c := &f.Left
-	if s == Right {
-		c = &f.Right
-	}
-	v, err := c.Decode(st.Value)
-	if err != nil {
-		return joinValue{}, fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", s, err)
-	}
-	return joinValue{v: v, time: time.UnixMilli(st.Time).UTC()}, nil
-}
-
-// ProcessElement is the nested loop of Flink's JoinCoGroupFunction, plus the
-// outer join types: a side's values are unmatched in this window iff the
-// other side has none.
-func (f *windowJoinFn) ProcessElement(w beam.Window, k beam.X, lefts, rights func(*stamped) bool, emit func(beam.EventTime, beam.Y)) error {
-	sp, err := spanOf(w)
+func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
+	entries, isNew, err := panes.DecodePane(p.Entries)
 	if err != nil {
 		return err
 	}
+	var sides [2][]joinValue
+	for i, e := range entries {
+		c := &f.Left
+		if e.Side == match.Right {
+			c = &f.Right
+		}
+		v, err := c.Decode(e.Value)
+		if err != nil {
+			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", sideOf(e.Side), err)
+		}
+		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
+	}
+	start, end := time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC()
 	emitRecord := func(kind Kind, vs [2]*joinValue) {
 		out := reflect.New(f.Out.T).Elem()
 		out.Field(f.fields.kind).Set(reflect.ValueOf(kind))
@@ -231,42 +308,31 @@ func (f *windowJoinFn) ProcessElement(w beam.Window, k beam.X, lefts, rights fun
 				out.Field(f.fields.valueTime[s]).Set(reflect.ValueOf(v.time))
 			}
 		}
-		out.Field(f.fields.time).Set(reflect.ValueOf(sp.max.ToTime().UTC()))
-		out.Field(f.fields.start).Set(reflect.ValueOf(sp.start))
-		out.Field(f.fields.end).Set(reflect.ValueOf(sp.end))
-		emit(sp.max, out.Interface())
+		out.Field(f.fields.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+		out.Field(f.fields.start).Set(reflect.ValueOf(start))
+		out.Field(f.fields.end).Set(reflect.ValueOf(end))
+		emit(et, out.Interface())
 	}
-
-	// The right values are held, the left ones streamed past them.
-	var rs []joinValue
-	var st stamped
-	for rights(&st) {
-		r, err := f.decode(Right, st)
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
-	}
-	anyLeft := false
-	for lefts(&st) {
-		anyLeft = true
-		l, err := f.decode(Left, st)
-		if err != nil {
-			return err
-		}
-		if len(rs) == 0 {
-			if f.Type.Outer(match.Left) {
-				emitRecord(KindUnmatched, [2]*joinValue{Left: &l})
+	lefts, rights := sides[Left], sides[Right]
+	for i := range lefts {
+		for j := range rights {
+			if lefts[i].isNew || rights[j].isNew {
+				emitRecord(KindPair, [2]*joinValue{Left: &lefts[i], Right: &rights[j]})
+				windowRecordCounters.pairs.Inc(ctx, 1)
 			}
+		}
+	}
+	for s, vs := range sides {
+		if len(sides[1-s]) > 0 || !f.Type.Outer(match.Side(s)) {
 			continue
 		}
-		for i := range rs {
-			emitRecord(KindPair, [2]*joinValue{Left: &l, Right: &rs[i]})
-		}
-	}
-	if !anyLeft && f.Type.Outer(match.Right) {
-		for i := range rs {
-			emitRecord(KindUnmatched, [2]*joinValue{Right: &rs[i]})
+		for i := range vs {
+			if vs[i].isNew {
+				var pair [2]*joinValue
+				pair[s] = &vs[i]
+				emitRecord(KindUnmatched, pair)
+				windowRecordCounters.unmatched[s].Inc(ctx, 1)
+			}
 		}
 	}
 	return nil

@@ -302,8 +302,10 @@ func TestMisuse(t *testing.T) {
 			"beamjoin: join.Window does not take UpperExclusive"},
 		{"window_rejects_an_emission_mode", window(join.LeftOuter, join.EmitFinal),
 			"beamjoin: join.Window does not take an emission mode"},
-		{"window_rejects_AllowedLateness", window(join.AllowedLateness(time.Second)),
-			"beamjoin: join.Window does not take AllowedLateness"},
+		{"window_rejects_a_negative_AllowedLateness", window(join.AllowedLateness(-time.Second)),
+			"beamjoin: join.Window: allowed lateness -1s is negative"},
+		{"cogroup_rejects_an_AllowedLateness_finer_than_event_time", coGroup(join.AllowedLateness(time.Microsecond)),
+			"beamjoin: join.CoGroup: allowed lateness 1µs is finer than a millisecond, the precision of event time"},
 		{"window_rejects_MaxBufferedPerKey", window(join.MaxBufferedPerKey(10)),
 			"beamjoin: join.Window does not take MaxBufferedPerKey"},
 		{"window_rejects_CleanupEvery", window(join.CleanupEvery(time.Second)),
@@ -514,15 +516,15 @@ func TestSameValueTypeOnBothSides(t *testing.T) {
 
 // TestWindowOnAStream checks that a window fires once, when the watermark
 // passes its end, and that an element arriving behind the watermark after
-// its window fired is dropped, as by any Beam GroupByKey with the default
-// trigger.
+// its window fired is in no record: it is late (window_late_test.go checks
+// where it goes).
 func TestWindowOnAStream(t *testing.T) {
 	c := teststream.NewConfig()
 	must(c.AdvanceWatermark(0))
 	must(c.AddElements(1000, leftAt("a", 1*time.Second, "l1")))
 	must(c.AddElements(3000, rightAt("a", 3*time.Second, "r1")))
 	must(c.AdvanceWatermark(11_000))                             // [0s,10s) fires
-	must(c.AddElements(5000, rightAt("a", 5*time.Second, "r2"))) // behind the watermark: dropped
+	must(c.AddElements(5000, rightAt("a", 5*time.Second, "r2"))) // behind the watermark: late
 	must(c.AddElements(12_000, leftAt("a", 12*time.Second, "l2")))
 	must(c.AdvanceWatermarkToInfinity())
 

@@ -1,0 +1,259 @@
+package join
+
+// This file holds the stateful DoFn of Window and CoGroup, windowedFn: it
+// keeps a key's values of both sides in one bag, fires each window with one
+// event-time timer family, and reports late elements. It only moves data
+// between its state, its timer and package panes, which decides
+// everything. Also here: its records, and the DoFn that decodes its late
+// elements.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/internal/panes"
+)
+
+func init() {
+	register.DoFn9x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+		func(beam.EventTime, beam.X, paneRecord), func(beam.EventTime, beam.X, missedRecord), func(beam.EventTime, beam.X, fateRecord), error](&windowedFn{})
+	register.Emitter3[beam.EventTime, beam.X, paneRecord]()
+	register.Emitter3[beam.EventTime, beam.X, missedRecord]()
+	register.Emitter3[beam.EventTime, beam.X, fateRecord]()
+	register.DoFn4x1[beam.EventTime, beam.X, missedRecord, func(beam.Y), error](&missedFn{})
+	register.DoFn4x0[beam.EventTime, beam.X, fateRecord, func(beam.Y)](&fateFn{})
+}
+
+// paneRecord is one firing of one window of a key: its entries, encoded by
+// panes.EncodePane, with their values encoded by their input's coder. Its
+// element timestamp is the window's max timestamp.
+type paneRecord struct {
+	Start, End int64
+	Entries    []byte
+}
+
+// missedRecord is an element and a window it came too late for. Its
+// element timestamp is the element's.
+type missedRecord struct {
+	Side       uint8
+	Value      []byte
+	Start, End int64
+}
+
+// fateRecord says what became of an element: its side and Outcome. Its
+// element timestamp is the element's.
+type fateRecord struct {
+	Side, Outcome uint8
+}
+
+// windowOutcomes are the outcomes of a window join's or a cogroup's
+// elements.
+var windowOutcomes = []Outcome{OutcomeMatched, OutcomeUnmatched, OutcomeExpired, OutcomeLate, OutcomeGrouped}
+
+// windowCounters are the window join's and cogroup's counters per side:
+// elements in ("left_in") and each outcome ("left_matched", "left_late").
+var windowCounters = func() (c struct {
+	in      [2]beam.Counter
+	outcome [2]map[Outcome]beam.Counter
+}) {
+	for _, side := range []Side{Left, Right} {
+		c.in[side] = beam.NewCounter(Namespace, side.String()+"_in")
+		c.outcome[side] = map[Outcome]beam.Counter{}
+		for _, o := range windowOutcomes {
+			c.outcome[side][o] = beam.NewCounter(Namespace, side.String()+"_"+o.String())
+		}
+	}
+	return c
+}()
+
+// windowedFn is the stateful DoFn of Window (Join set) and CoGroup, on both
+// inputs tagged with their side, keyed, in the global window. Each key's
+// entries live in Buffer, as chunks (see package panes); Fire is its one
+// timer family, whose tag is the firing time in milliseconds, so that a
+// firing knows what it is for and every timer set for a time holds the
+// output watermark at the same place (just before it).
+//
+// An arrival costs one bag append and a timer set. A firing costs a bag
+// read, and, when it emits or expires anything, a clear and an append of
+// the rewritten state.
+type windowedFn struct {
+	Rules panes.Rules
+	// Join: a window join of join type Type, whose fates are matched,
+	// unmatched or expired; otherwise a cogroup, whose fate is grouped.
+	Join bool
+	Type match.Type
+	// Keep makes panes carry every value of their window, not only the new
+	// ones: a window join pairs new values with old ones, and an
+	// accumulating cogroup repeats them.
+	Keep bool
+	// Fates makes the DoFn emit a fateRecord per element.
+	Fates bool
+
+	Buffer state.Bag[[]byte]
+	Fire   timers.EventTime
+}
+
+// ProcessElement only stores the element and makes sure its first window
+// will fire: whether it is late is judged at that firing, against the
+// key's progress, which this saves reading.
+func (f *windowedFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+	_ func(beam.EventTime, beam.X, paneRecord), _ func(beam.EventTime, beam.X, missedRecord), _ func(beam.EventTime, beam.X, fateRecord)) error {
+	windowCounters.in[in.Side].Inc(ctx, 1)
+	e := panes.NewEntry(match.Side(in.Side), et.Milliseconds(), in.Value)
+	if err := f.Buffer.Add(sp, panes.AppendEntry(nil, e)); err != nil {
+		return fmt.Errorf("beamjoin: writing window state: %w", err)
+	}
+	f.setTimer(tp, f.Rules.FirstFiring(e))
+	return nil
+}
+
+func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
+	emitPane func(beam.EventTime, beam.X, paneRecord), emitMissed func(beam.EventTime, beam.X, missedRecord), emitFate func(beam.EventTime, beam.X, fateRecord)) error {
+	at, err := strconv.ParseInt(tc.Tag, 10, 64)
+	if err != nil {
+		return fmt.Errorf("beamjoin: window timer with tag %q: %w", tc.Tag, err)
+	}
+	chunks, _, err := f.Buffer.Read(sp)
+	if err != nil {
+		return fmt.Errorf("beamjoin: reading window state: %w", err)
+	}
+	st, err := panes.Decode(chunks)
+	if err != nil {
+		return err
+	}
+	fr := f.Rules.Fire(&st, at)
+	for _, m := range fr.Missed {
+		emitMissed(beam.EventTime(m.Entry.Time), key, missedRecord{Side: uint8(m.Entry.Side), Value: m.Entry.Value, Start: m.Window.Start, End: m.Window.End})
+	}
+	for _, e := range fr.Late {
+		f.leave(ctx, key, e, OutcomeLate, emitFate)
+	}
+	for _, p := range fr.Panes {
+		if !f.Keep {
+			p = newOnly(p)
+		}
+		emitPane(beam.EventTime(p.Window.MaxTimestamp()), key, paneRecord{Start: p.Window.Start, End: p.Window.End, Entries: panes.EncodePane(p)})
+	}
+	for _, e := range fr.Done {
+		f.leave(ctx, key, e, f.outcomeOf(e), emitFate)
+	}
+	switch {
+	case fr.Forget:
+		if err := f.Buffer.Clear(sp); err != nil {
+			return fmt.Errorf("beamjoin: clearing window state: %w", err)
+		}
+		return nil
+	case fr.Write:
+		if err := f.Buffer.Clear(sp); err != nil {
+			return fmt.Errorf("beamjoin: clearing window state: %w", err)
+		}
+		if err := f.Buffer.Add(sp, st.Encode()); err != nil {
+			return fmt.Errorf("beamjoin: writing window state: %w", err)
+		}
+	}
+	if fr.Next != panes.NoTime {
+		f.setTimer(tp, fr.Next)
+	}
+	return nil
+}
+
+// setTimer sets the timer for time at (milliseconds). Its tag is its
+// time, so timers for different times coexist, and it holds the output
+// watermark just before at: the max timestamp of a window that fires then.
+func (f *windowedFn) setTimer(tp timers.Provider, at int64) {
+	f.Fire.Set(tp, time.UnixMilli(at), timers.WithOutputTimestamp(time.UnixMilli(at-1)), timers.WithTag(strconv.FormatInt(at, 10)))
+}
+
+// outcomeOf is the outcome of an entry whose windows have all expired.
+func (f *windowedFn) outcomeOf(e panes.Entry) Outcome {
+	switch {
+	case !f.Join:
+		return OutcomeGrouped
+	case e.Matched:
+		return OutcomeMatched
+	case f.Type.Outer(e.Side):
+		return OutcomeUnmatched
+	}
+	return OutcomeExpired
+}
+
+// leave counts an entry's outcome and, if asked, reports it.
+func (f *windowedFn) leave(ctx context.Context, key beam.X, e panes.Entry, o Outcome, emitFate func(beam.EventTime, beam.X, fateRecord)) {
+	windowCounters.outcome[e.Side][o].Inc(ctx, 1)
+	if f.Fates {
+		emitFate(beam.EventTime(e.Time), key, fateRecord{Side: uint8(e.Side), Outcome: uint8(o)})
+	}
+}
+
+// newOnly is p without its old entries: a discarding cogroup's pane.
+func newOnly(p panes.Pane) panes.Pane {
+	q := panes.Pane{Window: p.Window}
+	for i, e := range p.Entries {
+		if p.New[i] {
+			q.Entries, q.New = append(q.Entries, e), append(q.New, true)
+		}
+	}
+	return q
+}
+
+// missedFn decodes late elements into the author's
+// WindowLateElement[K,L,R].
+type missedFn struct {
+	Out         beam.EncodedType
+	Left, Right coders.Element
+
+	side, key, time, left, right, start, end int
+}
+
+func (f *missedFn) Setup() error {
+	return setupDecoding(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Left": &f.left, "Right": &f.right,
+		"WindowStart": &f.start, "WindowEnd": &f.end}, &f.Left, &f.Right)
+}
+
+func (f *missedFn) ProcessElement(et beam.EventTime, key beam.X, m missedRecord, emit func(beam.Y)) error {
+	v := reflect.New(f.Out.T).Elem()
+	side := Side(m.Side)
+	v.Field(f.side).Set(reflect.ValueOf(side))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	v.Field(f.start).Set(reflect.ValueOf(time.UnixMilli(m.Start).UTC()))
+	v.Field(f.end).Set(reflect.ValueOf(time.UnixMilli(m.End).UTC()))
+	field, c := f.left, &f.Left
+	if side == Right {
+		field, c = f.right, &f.Right
+	}
+	if err := setDecoded(v.Field(field), c, m.Value); err != nil {
+		return err
+	}
+	emit(v.Interface())
+	return nil
+}
+
+// fateFn builds the author's Fate[K] from a fate record.
+type fateFn struct {
+	Out beam.EncodedType
+
+	side, key, time, outcome int
+}
+
+func (f *fateFn) Setup() error {
+	return fieldIndexes(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
+}
+
+func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r fateRecord, emit func(beam.Y)) {
+	v := reflect.New(f.Out.T).Elem()
+	v.Field(f.side).Set(reflect.ValueOf(Side(r.Side)))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))
+	emit(v.Interface())
+}
