@@ -65,7 +65,7 @@ func (w Window) String() string { return fmt.Sprintf("[%d,%d)", w.Start, w.End) 
 // ends, as Beam's WindowInto assigns them (the formulas are the Go SDK's,
 // exec.assignWindows, so the two cannot disagree). A session element's
 // window is its proto-session [ts, ts+gap), which merges with overlapping
-// ones (see merge).
+// and touching ones (see merge).
 func (wf Windowing) Assign(ts int64) []Window {
 	switch wf.Kind {
 	case Fixed:
@@ -86,7 +86,8 @@ func (wf Windowing) Assign(ts int64) []Window {
 }
 
 // merge merges overlapping windows, as Beam merges sessions: two windows
-// merge iff they intersect. It returns the merged windows in order, and
+// merge iff they intersect or touch (one ends where the other starts), as
+// Prism's GroupByKey merges them. It returns the merged windows in order, and
 // for each input window the index of the one it is in.
 func merge(ws []Window) (merged []Window, into []int) {
 	order := make([]int, len(ws))
@@ -104,7 +105,7 @@ func merge(ws []Window) (merged []Window, into []int) {
 	into = make([]int, len(ws))
 	for _, i := range order {
 		w := ws[i]
-		if n := len(merged); n > 0 && w.Start < merged[n-1].End {
+		if n := len(merged); n > 0 && w.Start <= merged[n-1].End {
 			merged[n-1].End = max(merged[n-1].End, w.End)
 		} else {
 			merged = append(merged, w)
