@@ -136,53 +136,10 @@
 // The timer holds the output watermark at the oldest buffered outer
 // element, so EmitFinal and EmitRetract records, which carry that element's
 // own timestamp, are never late downstream. After a key's last element is
-// removed the key remembers its cleanup progress for one join memory
-// (max(upper,0) + max(-lower,0) + allowed lateness + 1 ms); then its state
-// is cleared. The timer's tag says what it is for (its firing time and
-// hold): a firing for a timer that has since moved later is stale, and
-// only sets the timer again; a firing at or after the time the key's state
-// implies cleans the key up to the firing's time, which the watermark has
-// passed.
-//
-// # Late data
-//
-// A DoFn cannot read the watermark; a timer firing is the only evidence of
-// it. Interval judges an arriving element late iff one of its potential
-// partners may already have been removed, against the later of two marks:
-//
-//   - its key's progress, the time of the key's latest cleanup firing,
-//     which the key keeps while it holds data and for one join memory
-//     after;
-//   - what the join knows of every key: the latest timer firing of this
-//     join that a finished bundle published on this worker, less one join
-//     memory.
-//
-// So a key that has forgotten its progress judges arrivals as it did
-// before, and an element more than a join memory plus the allowed lateness
-// behind a published firing is late on any key. Late elements are neither
-// joined nor buffered: they go to the late output (and its fate is late).
-// An element behind the watermark by no more than the allowed lateness is
-// never late.
-//
-// Where the join cannot know: an element behind the watermark that arrives
-// before any firing has been published on its worker (at the start of a
-// job, or on a new worker after a restart), or less than a join memory
-// behind the latest one on a key without progress, is joined as new. Its
-// records carry its own timestamp, which is behind the watermark, as any
-// DoFn's output of late input is: a downstream aggregation may drop them as
-// late. Records of an element that was on time when it arrived are never
-// late downstream.
-//
-// Why a finished bundle, and why less one join memory: Prism v2.77 fires a
-// stateful stage's timers against its upstream watermark, holding back
-// only the same key's earlier elements, so an element of another key that
-// was waiting at the stage on time can be processed after a firing later
-// than its own timestamp, in the same bundle or, if its key was busy in
-// another bundle, in a later one. The join never judges an element against
-// a firing of its own bundle, and the margin of a join memory covers an
-// element that waits while the watermark moves less than a join memory.
-// Runners that fire timers only behind the stage's input watermark (Flink,
-// Dataflow) need neither precaution; the marks are still sound there.
+// removed the key remembers its cleanup progress for one more join span
+// (max(upper,0) + max(-lower,0) + allowed lateness); then its state is
+// cleared, and an element arriving for that key later still is treated as
+// new.
 //
 // # The bucketed layout
 //
@@ -196,7 +153,7 @@
 //
 //   - An arrival reads the bag (unless cached), gets each bucket its
 //     partners can be in that is not cached yet (at most two; under
-//     EmitRetract up to five, since a retraction looks at the partners'
+//     EmitRetract up to four, since a retraction looks at the partners'
 //     partners), and appends to the bag. Every 64 arrivals are moved into
 //     their buckets: a get per bucket not yet read, a put (two calls) per
 //     bucket written, and a bag rewrite (two calls).
@@ -226,7 +183,4 @@
 // buffered_per_key records a key's buffered count at each arrival, and the
 // counter keys_with_state goes up when a key gets state and down when its
 // state is cleared: it is zero once every key's state is gone.
-// stale_firings counts timer firings for a timer that had moved later.
-// Counters are for monitoring: a runner may report them late or, as Prism
-// v2.77 can when two bundles report at once, short.
 package join

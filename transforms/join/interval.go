@@ -40,12 +40,10 @@ import (
 // are never late downstream: the join holds the output watermark for them.
 //
 // An element is late iff one of its potential partners may already have
-// been removed, as far as the join can tell: on its key, or on any key by
-// the timer firings it has seen (the package documentation's section on
-// late data says exactly what it can and cannot know). Late elements are
-// neither joined nor buffered, but go to the second output. An element not
-// behind the watermark by more than the allowed lateness is never late, so
-// no pair is lost at the cleanup boundary.
+// been removed on its key; late elements are neither joined nor buffered,
+// but go to the second output. An element not behind the watermark by more
+// than the allowed lateness is never late, so no pair is lost at the
+// cleanup boundary.
 //
 // The join is defined in event time, not per window. Inputs may be windowed
 // in any way, fixed, sliding or sessions, as long as both are windowed
@@ -136,10 +134,8 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		CleanupEvery: cfg.cleanupMillis(),
 		Key:          keyCoder,
 		NoCache:      cfg.noCache,
-		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
-		ID:           newJoinID(),
 	}
 	bucketed := cfg.set&setHotKeyBuckets != 0
 	if l := cfg.layout; l != nil {

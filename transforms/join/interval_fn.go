@@ -9,7 +9,6 @@ package join
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
@@ -70,15 +69,14 @@ type intervalDoFn struct {
 
 func (f *intervalDoFn) Setup() error { return f.Join.Key.Setup() }
 
-// StartBundle and FinishBundle drop the bundle's cache of key states, and
-// FinishBundle publishes the bundle's latest timer firing (see floor). (The
+// StartBundle and FinishBundle drop the bundle's cache of key states. (The
 // SDK requires them to declare ProcessElement's emitters.)
 func (f *intervalDoFn) StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
-	f.Join.startBundle()
+	f.Join.forget()
 }
 
 func (f *intervalDoFn) FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
-	f.Join.finishBundle()
+	f.Join.forget()
 }
 
 // intervalFn is the interval join's stateful DoFn in the bag layout: a
@@ -95,9 +93,9 @@ func (f *intervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.
 	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
 }
 
-func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
+func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
 	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, key, tc.Tag, emit)
+	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, key, emit)
 }
 
 // bucketedIntervalFn is the interval join's stateful DoFn when hot keys may
@@ -116,9 +114,9 @@ func (f *bucketedIntervalFn) ProcessElement(ctx context.Context, w beam.Window, 
 	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
 }
 
-func (f *bucketedIntervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
+func (f *bucketedIntervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
 	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, key, tc.Tag, emit)
+	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, key, emit)
 }
 
 // joiner is the interval join's logic, shared by the DoFns of both layouts:
@@ -136,51 +134,33 @@ type joiner struct {
 	// BucketAbove and LogLimit place a key's buffer in the bucketed layout
 	// (bucketedIntervalFn only); see layoutOf.
 	BucketAbove, LogLimit int
-	// ID names the join in the process-wide registry of watermark lower
-	// bounds (see watermark); it is made when the transform is built.
-	ID string
 
-	// CacheBytes bounds the bundle cache (BundleCacheBytes; 0: the
-	// default).
-	CacheBytes int64
-
-	cache keyCache
-	// What the firings tell of the watermark (see floor): the bound shared
-	// by the join's instances on this worker, the bundle's snapshot of it,
-	// and the latest firing seen in the bundle.
-	known   *atomic.Int64
-	bound   int64
-	snapped bool
-	fired   int64
+	keys map[cacheKey]*keyState
 }
 
 // process joins an arriving element and buffers it.
 func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in encoded,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	ks, err := j.load(ctx, st, w, key)
+	ks, err := j.load(st, w, key)
 	if err != nil {
 		return err
 	}
-	defer j.cache.resized(ks)
 	side := match.Side(in.Side)
 	counters.in[side].Inc(ctx, 1)
-	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
-	// Late against the key's own progress or, where that is lower (a key
-	// that forgot it, or never had any), against what the timer firings
-	// published so far prove of every key (floor).
-	if j.Rules.IsLate(side, e.Time, max(ks.b.Progress, j.floor(ctx))) {
-		counters.fate[side][match.Late].Inc(ctx, 1)
-		emitLate(et, key, in)
-		return nil
-	}
 	before := ks.timer
 	if !before.set {
 		counters.keysWithState.Inc(ctx, 1)
 	}
+	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
 	if err := j.loadPartners(st, ks, e); err != nil {
 		return err
 	}
-	a := ks.b.Add(j.Rules, e) // not late: its progress is at most the bound above
+	a := ks.b.Add(j.Rules, e)
+	if a.Late {
+		counters.fate[side][match.Late].Inc(ctx, 1)
+		emitLate(et, key, in)
+		return nil
+	}
 	for _, x := range a.Retracted {
 		emit(beam.EventTime(x.Time), key, single(KindRetract, x))
 		counters.retractions.Inc(ctx, 1)
@@ -250,35 +230,16 @@ func single(kind Kind, x match.Entry[[]byte]) record {
 	return record{Kind: kind, HasRight: true, RightTime: x.Time, Right: x.Value}
 }
 
-// cleanup is a firing of the key's timer, the one written in tag: remove
-// what has expired, or forget a key that holds only progress. A stale
-// firing, one for a timer since moved later, only sets the timer again
-// (see firingFor). Every firing is published at the bundle's end as a
-// watermark lower bound (see floor).
-func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, tag string, emit func(beam.EventTime, beam.X, record)) error {
-	if fired, ok := parseTag(tag); ok {
-		j.published(ctx) // this worker's bound, to publish to at the bundle's end
-		j.fired = max(j.fired, fired.fire)
-	}
-	ks, err := j.load(ctx, st, w, key)
+// cleanup is the timer's firing: remove what has expired, or forget a key
+// that holds only progress.
+func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, emit func(beam.EventTime, beam.X, record)) error {
+	ks, err := j.load(st, w, key)
 	if err != nil {
 		return err
 	}
-	defer j.cache.resized(ks)
-	due := ks.timer
-	now, ok := firingFor(tag, due)
+	t, ok := firing(ks)
 	if !ok {
-		if due.set {
-			counters.staleFirings.Inc(ctx, 1)
-			j.moveTimer(st, timer{}, due)
-		}
 		return nil
-	}
-	// The timer that fired is gone; the one the state implied, if another,
-	// is cleared below.
-	before := timer{}
-	if due.tag() != tag {
-		before = due
 	}
 	if ks.len() == 0 {
 		// Only progress is left, and its time is up.
@@ -287,19 +248,19 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		}
 		ks.forgotten()
 		counters.keysWithState.Inc(ctx, -1)
-		j.moveTimer(st, before, timer{})
 		return nil
 	}
-	if err := j.loadExpiring(st, ks, now); err != nil {
+	if err := j.loadExpiring(st, ks, t.fire); err != nil {
 		return err
 	}
-	for _, x := range ks.b.Expire(j.Rules, now) {
+	for _, x := range ks.b.Expire(j.Rules, t.fire) {
 		j.remove(ctx, key, x, false, emit)
 	}
 	if err := j.store(st, ks, false); err != nil {
 		return err
 	}
+	// The timer that fired is gone: nothing to move it from.
 	ks.timer = j.timerFor(ks)
-	j.moveTimer(st, before, ks.timer)
+	j.moveTimer(st, timer{}, ks.timer)
 	return nil
 }

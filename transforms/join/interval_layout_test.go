@@ -21,14 +21,11 @@ var intervalSuite = []struct {
 	{"BoundShapes", intervalBoundShapes},
 	{"TypesAndModes", intervalTypesAndModes},
 	{"Late", intervalLate},
-	{"LateAfterProgressForgotten", intervalLateAfterProgressForgotten},
-	{"BehindTheWatermark", intervalBehindTheWatermark},
+	{"ForgetsProgressAfterASpan", intervalForgetsProgressAfterASpan},
 	{"StateBounded", intervalStateBounded},
 	{"MaxBufferedPerKey", intervalMaxBufferedPerKey},
 	{"FinalNotLateDownstream", intervalFinalNotLateDownstream},
 	{"StructValuesIntKeys", intervalStructValuesIntKeys},
-	{"RetractAsymmetricBounds", intervalRetractAsymmetricBounds},
-	{"LateAfterForget", intervalLateAfterForget},
 }
 
 // underLayout is opts followed by the layout options a suite test runs

@@ -7,8 +7,6 @@ package join
 import (
 	"bytes"
 	"cmp"
-	"container/list"
-	"context"
 	"fmt"
 	"slices"
 
@@ -43,7 +41,6 @@ type keyState struct {
 	buckets   map[int64]*bucket     // the directory; empty in the bag layout
 	inBuckets int                   // entries stored in buckets
 	timer     timer                 // where the cleanup timer is
-	cached    *list.Element         // in the bundle cache, or nil
 }
 
 // bucket is a directory record, and the bucket's stored value once read.
@@ -78,12 +75,12 @@ type cacheKey struct {
 }
 
 // forget drops the cache: a key's state can change between bundles.
-func (j *joiner) forget() { j.cache.clear() }
+func (j *joiner) forget() { j.keys = nil }
 
 // load returns the key's state: from the bundle cache if the key was seen
-// earlier in the bundle and is still cached (state can only have changed
-// through this instance since), else read from the bag (one state call).
-func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X) (*keyState, error) {
+// earlier in the bundle (state can only have changed through this
+// instance since), else read from the bag (one state call).
+func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
 	var ck cacheKey
 	if !j.NoCache {
 		k, err := j.Key.Encode(key)
@@ -91,7 +88,7 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 			return nil, err
 		}
 		ck = cacheKey{string(k), w}
-		if ks, ok := j.cache.get(ctx, ck); ok {
+		if ks, ok := j.keys[ck]; ok {
 			return ks, nil
 		}
 	}
@@ -116,8 +113,10 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 	}
 	ks.timer = j.timerFor(ks)
 	if !j.NoCache {
-		j.cache.limit = j.CacheBytes
-		j.cache.put(ck, ks)
+		if j.keys == nil {
+			j.keys = map[cacheKey]*keyState{}
+		}
+		j.keys[ck] = ks
 	}
 	return ks, nil
 }
@@ -200,20 +199,14 @@ func (j *joiner) loadUpTo(st stores, ks *keyState, last int64) error {
 
 // loadPartners reads the buckets an arrival at e needs: those that may
 // hold its partners and, under EmitRetract, their partners (Buffer.Add
-// looks for them before retracting). A partner x of e lies in
-// PartnerRange(e.Side, e.Time), and x's partners, on e's side, lie within
-// hi-lo of e.Time either way: [t-(hi-lo), t+(hi-lo)]. For bounds that do
-// not contain 0 the two ranges are apart, so each is read on its own.
+// looks for them before retracting).
 func (j *joiner) loadPartners(st stores, ks *keyState, e match.Entry[[]byte]) error {
 	from, to := j.Rules.PartnerRange(e.Side, e.Time)
-	if err := j.loadRange(st, ks, from, to); err != nil {
-		return err
+	if j.Rules.Emit == match.Retract {
+		lo, hi := j.Rules.Bounds.Millis()
+		from, to = from-(hi-lo), to+(hi-lo)
 	}
-	if j.Rules.Emit != match.Retract {
-		return nil
-	}
-	lo, hi := j.Rules.Bounds.Millis()
-	return j.loadRange(st, ks, e.Time-(hi-lo), e.Time+(hi-lo))
+	return j.loadRange(st, ks, from, to)
 }
 
 // loadExpiring reads the buckets a cleanup at now needs: every bucket that
