@@ -152,9 +152,9 @@ func arrivalOrder(a, b match.Entry[[]byte]) int {
 // as the streaming path's stateful DoFn would see them: before each
 // arrival the watermark reaches its time, so every cleanup timer due by
 // then fires first (at the latest expiry within CleanupEvery of the
-// earliest, as timerFor places it); then the element is joined and
-// buffered, and the oldest are evicted beyond MaxBuffered. At the end the
-// watermark passes everything and what is left expires.
+// earliest, as timerFor places it); then the element is joined and buffered, and the
+// oldest are evicted beyond MaxBuffered. At the end the watermark passes
+// everything and what is left expires.
 func (sw sweeper) sweep(entries []match.Entry[[]byte], out *sweepOutput) {
 	slices.SortFunc(entries, arrivalOrder)
 	b := match.NewBuffer[[]byte]()
