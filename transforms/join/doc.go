@@ -122,16 +122,13 @@
 //     not once per element. Eviction (MaxBufferedPerKey) adds a clear: the
 //     bag is rewritten as one chunk. A timer is set only when the key's
 //     cleanup time or watermark hold moves.
-//   - The cleanup timer fires at the latest expiry within CleanupEvery of
-//     the key's earliest one (by default a quarter of what a left and a
-//     right element keep together: 2.5 s for bounds of ±5 s). A firing
-//     reads the bag, removes everything that has expired and writes the
-//     rest back as one chunk: three calls, shared by every element that
-//     expired in that span. A key whose elements come in bursts pays about
-//     one firing per burst; under steady traffic a key buffers at most
-//     about 1.5 times what its bounds require. A coarser CleanupEvery
-//     trades state size and the delay of EmitFinal's records for
-//     throughput.
+//   - The cleanup timer fires at the key's earliest expiry, rounded up to
+//     CleanupEvery (default 1 s). A firing reads the bag, removes everything
+//     that has expired and writes the rest back as one chunk: three calls,
+//     shared by every element that expired in that span. Keys whose
+//     elements are seconds apart pay one firing per element; a coarser
+//     CleanupEvery is then the way to trade state size and the delay of
+//     EmitFinal's records for throughput.
 //
 // The timer holds the output watermark at the oldest buffered outer
 // element, so EmitFinal and EmitRetract records, which carry that element's
