@@ -131,7 +131,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	j := joiner{
 		Rules:        cfg.rules(),
 		MaxBuffered:  cfg.maxBuffered,
-		CleanupEvery: cfg.cleanupMillis(),
+		CleanupEvery: cfg.cleanupEvery.Milliseconds(),
 		Key:          keyCoder,
 		NoCache:      cfg.noCache,
 		BucketAbove:  cfg.bucketAbove,

@@ -1,8 +1,8 @@
 package join
 
 // This file holds the interval join's timer policy: where a key's one
-// cleanup timer goes (timerFor: the latest expiry within CleanupEvery of
-// the earliest, and the output watermark hold), how it is moved without
+// cleanup timer goes (timerFor: the earliest expiry rounded up to
+// CleanupEvery, and the output watermark hold), how it is moved without
 // tripping Prism's watermark-hold bugs (moveTimer and the tag), and which
 // firings are stale (firing). Beam Go on Prism allows one timer family per
 // DoFn, so cleanup, final emission and forgetting a key all share it.
@@ -26,11 +26,10 @@ type timer struct {
 }
 
 // timerFor derives the timer from the key's state alone, so that a firing
-// can recompute which time it is for: the latest expiry within
-// CleanupEvery of the earliest (cleanupTime), holding the output watermark
-// at the oldest outer element when EmitFinal or EmitRetract may still emit
-// it; or, for a key holding only progress, the time its progress is
-// forgotten, rounded up to CleanupEvery.
+// can recompute which time it is for: the earliest expiry rounded up to
+// CleanupEvery, holding the output watermark at the oldest outer element
+// when EmitFinal or EmitRetract may still emit it; or, for a key holding
+// only progress, the time its progress is forgotten.
 func (j *joiner) timerFor(ks *keyState) timer {
 	var oldest [2]int64
 	var has [2]bool
@@ -42,7 +41,7 @@ func (j *joiner) timerFor(ks *keyState) timer {
 		}
 	}
 	if ok {
-		t := timer{fire: j.cleanupTime(ks, next), hold: noHold, set: true}
+		t := timer{fire: roundUp(next, j.CleanupEvery), hold: noHold, set: true}
 		if j.Rules.Emit != match.Immediate {
 			for _, s := range []match.Side{match.Left, match.Right} {
 				if has[s] && j.Rules.Type.Outer(s) && (t.hold == noHold || oldest[s] < t.hold) {
@@ -58,26 +57,6 @@ func (j *joiner) timerFor(ks *keyState) timer {
 		return timer{fire: roundUp(p+memory, j.CleanupEvery), hold: noHold, set: true}
 	}
 	return timer{}
-}
-
-// cleanupTime is when a key whose earliest expiry is next is cleaned up:
-// at the latest expiry within CleanupEvery of it (next itself when
-// CleanupEvery is one millisecond), so that one firing clears every
-// element that expires in that span and none waits longer than
-// CleanupEvery past its expiry. A bucketed key's unread buckets count by
-// their oldest elements.
-func (j *joiner) cleanupTime(ks *keyState, next int64) int64 {
-	upTo := next + max(j.CleanupEvery, 1) - 1
-	fire, _ := ks.b.LastExpiry(j.Rules, upTo)
-	fire = max(fire, next)
-	for _, bk := range ks.buckets {
-		for _, s := range []match.Side{match.Left, match.Right} {
-			if t := j.Rules.Expiry(s, bk.Oldest[s]); bk.Count[s] > 0 && t <= upTo {
-				fire = max(fire, t)
-			}
-		}
-	}
-	return fire
 }
 
 // moveTimer moves the cleanup timer from where it was (before) to where it

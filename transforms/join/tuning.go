@@ -7,36 +7,14 @@ package join
 
 import "time"
 
-// CleanupEvery sets how much the interval join's cleanup may coalesce: a
-// key's cleanup timer fires at the latest expiry within d of its earliest
-// one, so one firing clears every element that expires in that span, and
-// no element stays buffered longer than d past its expiry (nor, under
-// EmitFinal, is its unmatched record delayed longer). Coarser means fewer
+// CleanupEvery sets how finely the interval join's cleanup timers are
+// placed: each fires at its expiry rounded up to a multiple of d, so one
+// firing clears every element that expired in that span. Coarser means fewer
 // timer firings (each a state read and rewrite) at the cost of buffering
-// more. One millisecond makes cleanup exact.
-//
-// The default is derived from what the join must keep: a quarter of
-// max(upper, 0) + max(-lower, 0) + twice the allowed lateness (at least
-// one millisecond), the time a left and a right element stay matchable
-// together. Under steady traffic on a key, which keeps about that span's
-// worth of elements in any case, the buffer then holds at most about 1.5
-// times what the bounds require; a key whose elements come further apart
-// than d pays about one firing per burst of elements, as a hand-written
-// join that re-sets its timer to the latest expiry does. With bounds of
-// ±5 s the default is 2.5 s; with 0 to 15 minutes, 3m45s.
+// elements, and delaying EmitFinal's unmatched records, up to d longer.
+// The default is one second; one millisecond makes cleanup exact.
 func CleanupEvery(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.cleanupEvery = d; c.set |= setCleanupEvery })
-}
-
-// cleanupMillis is the interval join's CleanupEvery in milliseconds: the
-// option's, or the default derived from the bounds and lateness.
-func (c config) cleanupMillis() int64 {
-	if c.set&setCleanupEvery != 0 {
-		return c.cleanupEvery.Milliseconds()
-	}
-	lo, hi := c.bounds.Millis()
-	lateness := c.lateness.Milliseconds()
-	return max((max(hi, 0)+max(-lo, 0)+2*lateness)/4, 1)
 }
 
 // HotKeyBuckets lets the interval join move the buffer of a key that holds

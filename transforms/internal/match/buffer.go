@@ -88,24 +88,6 @@ func (b *Buffer[V]) NextExpiry(r Rules) (int64, bool) {
 	return next, ok
 }
 
-// LastExpiry returns the latest Expiry at or before upTo among the
-// buffered elements: with upTo the earliest expiry plus a slack, the time
-// at which one cleanup clears every element that expires within the slack.
-func (b *Buffer[V]) LastExpiry(r Rules, upTo int64) (int64, bool) {
-	last, ok := int64(0), false
-	for s := range b.sides {
-		side := b.sides[s]
-		i := sort.Search(len(side), func(i int) bool { return r.Expiry(Side(s), side[i].Time) > upTo })
-		if i == 0 {
-			continue
-		}
-		if t := r.Expiry(Side(s), side[i-1].Time); !ok || t > last {
-			last, ok = t, true
-		}
-	}
-	return last, ok
-}
-
 // Arrival is what the join emits for a newly arrived element.
 type Arrival[V any] struct {
 	// Late: the element is late (Rules.IsLate); it was not joined or

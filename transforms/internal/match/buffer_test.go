@@ -103,27 +103,6 @@ func TestBufferExpireSettlesMatches(t *testing.T) {
 	}
 }
 
-func TestBufferLastExpiry(t *testing.T) {
-	sec := int64(1000)
-	// Left elements expire 10s+1ms after their time, right ones 2s+1ms.
-	r := Rules{Bounds: Between(-2*time.Second, 10*time.Second)}
-	b := Restore([]e{left(0, "l0"), left(5*sec, "l5"), right(7*sec, "r7"), right(20*sec, "r20")}, NoProgress)
-	for _, c := range []struct {
-		upTo, want int64
-		ok         bool
-	}{
-		{upTo: 9 * sec, ok: false},                   // nothing expires by then
-		{upTo: 9*sec + 1, want: 9*sec + 1, ok: true}, // r7 only
-		{upTo: 12 * sec, want: 10*sec + 1, ok: true}, // l0 and r7; l5 expires at 15s+1ms
-		{upTo: 30 * sec, want: 22*sec + 1, ok: true}, // everything: r20 expires last
-	} {
-		got, ok := b.LastExpiry(r, c.upTo)
-		if got != c.want || ok != c.ok {
-			t.Errorf("LastExpiry(%d) = %d, %v; want %d, %v", c.upTo, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 func TestBufferEvictOldestFirst(t *testing.T) {
 	r := Rules{Bounds: Between(0, time.Second), Type: FullOuter, Emit: Final}
 	b := NewBuffer[string]()
