@@ -186,8 +186,14 @@ func TestStatsConcurrent(t *testing.T) {
 	if st.Pairs != pairs.Load() || st.Pairs == 0 {
 		t.Errorf("Stats().Pairs = %d, callers got %d pairs (want equal, > 0)", st.Pairs, pairs.Load())
 	}
-	if st.Left.Evicted+st.Right.Evicted == 0 || st.Left.Dropped+st.Right.Dropped == 0 || st.Left.Cleared+st.Right.Cleared == 0 {
-		t.Errorf("the test did not evict, drop and clear: %+v", st)
+	if st.Left.Evicted+st.Right.Evicted == 0 || st.Left.Cleared+st.Right.Cleared == 0 {
+		t.Errorf("the test did not evict and clear: %+v", st)
+	}
+	// Whether an element is dropped by retention depends on how the callers
+	// interleave (an element must arrive behind another caller's newer
+	// one), which the scheduler decides; TestStats covers drops exactly.
+	if st.Left.Dropped+st.Right.Dropped == 0 {
+		t.Logf("no element was dropped by retention in this interleaving")
 	}
 	t.Logf("%d snapshots checked; %+v", snapshots, st)
 }
