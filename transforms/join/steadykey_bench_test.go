@@ -30,7 +30,7 @@ func steadyKey(n int64) genSpec {
 // less and be right.
 func spanNeeds(g genSpec, lower, upper time.Duration) int64 {
 	keep := [2]int64{max(upper.Milliseconds(), 0), max(-lower.Milliseconds(), 0)} // left, right
-	live := map[int64][]int64{}                                                    // key -> expiries of what it holds
+	live := map[int64][]int64{}                                                   // key -> expiries of what it holds
 	var peak int64
 	for i := range g.N {
 		k, t := i%g.Keys, g.time(i)
