@@ -228,9 +228,6 @@ func (r oRecord) String() string {
 	return fmt.Sprintf("%v %s %s %s t=%d", r.Kind, r.Key, side(r.Left), side(r.Right), r.Time)
 }
 
-// oLate is a record of the late output: the element (§2.5).
-func lateString(e oElem) string { return fmt.Sprintf("late %v %s %s@%d", e.Side, e.Key, e.Val, e.Time) }
-
 // oFate is what became of an element (§6).
 type oFate uint8
 

@@ -21,7 +21,8 @@ type (
 	tagged     struct{ Tags map[string]string }
 	listed     struct{ Weights []float32 }
 	hiddenLoad struct {
-		ID   string
+		ID string
+		//lint:ignore U1000 the field is there to show that an unexported field is not part of the key's encoding
 		load float64 // not encoded by Beam: not part of the key's encoding
 	}
 	account struct {
