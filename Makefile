@@ -57,6 +57,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkBatchInterval' -benchtime 1x -timeout 60m ./pipelines/jsonjoin >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkReplay' -benchmem -benchtime 1x -timeout 30m ./pipelines/jsonl >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkReplayInterval' -benchtime 1x -timeout 60m ./pipelines/jsonjoin >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkWindowLate/.*/N=100000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) run ./cmd/benchtable .bench/raw.txt
 
 # A longer fuzz run of the matching core against its brute-force oracle, then
