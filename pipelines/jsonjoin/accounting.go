@@ -104,41 +104,43 @@ func (b *bundleCounts) flush(emit func(string, tally)) {
 	clear(*b)
 }
 
-// countRecordFn counts one side's records, and feeds the progress hub.
-type countRecordFn struct {
-	Side   string
+// counter is what every counting DoFn has: the run's progress hub, found
+// in Setup, and the bundle's tallies, emitted in FinishBundle.
+type counter struct {
 	Hub    string // the id of the run's progress hub; none on a remote worker
 	hub    *hub
 	counts bundleCounts
 }
 
-func (f *countRecordFn) Setup() { f.hub = lookupHub(f.Hub) }
+// Setup finds the progress hub.
+func (c *counter) Setup() { c.hub = lookupHub(c.Hub) }
+
+// FinishBundle emits the bundle's tallies.
+func (c *counter) FinishBundle(emit func(string, tally)) { c.counts.flush(emit) }
+
+// countRecordFn counts one side's records, and feeds the progress hub.
+type countRecordFn struct {
+	Side string
+	counter
+}
 
 func (f *countRecordFn) ProcessElement(t beam.EventTime, _ string, _ jsonl.Record, _ func(string, tally)) {
 	f.hub.line(f.Side, t.Milliseconds())
 	f.counts.add(f.Side+"_"+countIn, tally{N: 1})
 }
 
-func (f *countRecordFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
-
 // countDeadLetterFn counts one side's dead letters by reason, keeping the
 // first of each, and feeds the progress hub.
 type countDeadLetterFn struct {
 	Side      string
 	Key, Time string // the side's field paths, to tell a bad key from a bad time
-	Hub       string
-	hub       *hub
-	counts    bundleCounts
+	counter
 }
-
-func (f *countDeadLetterFn) Setup() { f.hub = lookupHub(f.Hub) }
 
 func (f *countDeadLetterFn) ProcessElement(d jsonl.DeadLetter, _ func(string, tally)) {
 	f.hub.line(f.Side, noTime)
 	f.counts.add(f.Side+"_"+countInvalid+reasonSep+reason(d.Error, f.Key, f.Time), tally{N: 1, Example: d})
 }
-
-func (f *countDeadLetterFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 // reason is the kind of a dead letter's error, without what varies from
 // line to line: `field "ts": missing`, `field "ts": not a valid time`, `bad
@@ -167,19 +169,13 @@ func reason(err, key, time string) string {
 // countResultFn counts interval join records by kind and side, and feeds
 // the progress hub.
 type countResultFn struct {
-	Hub    string
-	hub    *hub
-	counts bundleCounts
+	counter
 }
-
-func (f *countResultFn) Setup() { f.hub = lookupHub(f.Hub) }
 
 func (f *countResultFn) ProcessElement(r Result, _ func(string, tally)) {
 	f.hub.out()
 	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
 }
-
-func (f *countResultFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 func resultCount(k join.Kind, noLeft bool) string {
 	switch k {
@@ -196,71 +192,53 @@ func resultCount(k join.Kind, noLeft bool) string {
 
 // countWindowResultFn counts window join records.
 type countWindowResultFn struct {
-	Hub    string
-	hub    *hub
-	counts bundleCounts
+	counter
 }
-
-func (f *countWindowResultFn) Setup() { f.hub = lookupHub(f.Hub) }
 
 func (f *countWindowResultFn) ProcessElement(r WindowResult, _ func(string, tally)) {
 	f.hub.out()
 	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
 }
 
-func (f *countWindowResultFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
-
 // countGroupFn counts cogroup records.
 type countGroupFn struct {
-	Hub    string
-	hub    *hub
-	counts bundleCounts
+	counter
 }
-
-func (f *countGroupFn) Setup() { f.hub = lookupHub(f.Hub) }
 
 func (f *countGroupFn) ProcessElement(_ Group, _ func(string, tally)) {
 	f.hub.out()
 	f.counts.add(countGroups, tally{N: 1})
 }
 
-func (f *countGroupFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
-
 // countLateFn counts the interval join's late elements per side.
 type countLateFn struct {
-	counts bundleCounts
+	counter
 }
 
 func (f *countLateFn) ProcessElement(l LateElement, _ func(string, tally)) {
 	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
 }
 
-func (f *countLateFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
-
 // countWindowLateFn counts the late records of the window join or the
 // cogroup per side: one per element and window it missed.
 type countWindowLateFn struct {
-	counts bundleCounts
+	counter
 }
 
 func (f *countWindowLateFn) ProcessElement(l WindowLateElement, _ func(string, tally)) {
 	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
 }
 
-func (f *countWindowLateFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
-
 // countFateFn counts the fates of the window join's or the cogroup's
 // elements per side and outcome ("left_matched", "right_late"): one per
 // element that reached the join.
 type countFateFn struct {
-	counts bundleCounts
+	counter
 }
 
 func (f *countFateFn) ProcessElement(fate Fate, _ func(string, tally)) {
 	f.counts.add(fate.Side.String()+"_"+fate.Outcome.String(), tally{N: 1})
 }
-
-func (f *countFateFn) FinishBundle(emit func(string, tally)) { f.counts.flush(emit) }
 
 // fatesCounted is the tally that marks a run whose fates were counted
 // (countFates), one per side.

@@ -73,19 +73,24 @@ func batchConfig(dir, out string) jsonjoin.Config {
 	}
 }
 
-// The child process: the benchmark runs this test binary again with
-// batchChildEnv set to "DIR PATH", and TestBatchIntervalChild runs the
-// join on PATH ("bounded" or "streaming") there, writing DIR/out-PATH.jsonl.
-const batchChildEnv = "BEAMJOIN_BATCH_CHILD"
+// The child process: a benchmark runs this test binary again with
+// benchChildEnv set to "DIR PATH", and TestIntervalBenchChild runs the join
+// on PATH there ("bounded", "streaming" for the streaming path on files
+// read whole, "replay" for a replay with a 5-minute watermark lag), writing
+// DIR/out-PATH.jsonl, then prints the process's peak RSS.
+const benchChildEnv = "BEAMJOIN_BENCH_CHILD"
 
-func TestBatchIntervalChild(t *testing.T) {
-	arg := os.Getenv(batchChildEnv)
+func TestIntervalBenchChild(t *testing.T) {
+	arg := os.Getenv(benchChildEnv)
 	if arg == "" {
-		t.Skip("run by BenchmarkBatchInterval only")
+		t.Skip("run by BenchmarkBatchInterval and BenchmarkReplayInterval only")
 	}
 	dir, path, _ := strings.Cut(arg, " ")
 	c := batchConfig(dir, filepath.Join(dir, "out-"+path+".jsonl"))
-	if path == "streaming" {
+	switch path {
+	case "replay":
+		c.Replay, c.WatermarkLag = true, 5*time.Minute
+	case "streaming":
 		c = jsonjoin.StreamingBatch(c)
 	}
 	if _, err := jsonjoin.Run(context.Background(), c, prismrun.Runner); err != nil {
@@ -105,6 +110,28 @@ func TestBatchIntervalChild(t *testing.T) {
 	}
 }
 
+// runChild runs the join on path in a process of its own (see
+// TestIntervalBenchChild) and returns its wall time in seconds and peak
+// RSS in MB.
+func runChild(b *testing.B, dir, path string) (wall, rssMB float64) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIntervalBenchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+dir+" "+path)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s path: %v\n%s", path, err, out)
+	}
+	wall = time.Since(start).Seconds()
+	var kb int
+	if i := bytes.Index(out, []byte("VmHWM:")); i < 0 {
+		b.Fatalf("%s path: no VmHWM in the child's output:\n%s", path, out)
+	} else if _, err := fmt.Sscan(string(out[i+len("VmHWM:"):]), &kb); err != nil {
+		b.Fatalf("%s path: reading VmHWM: %v", path, err)
+	}
+	return wall, float64(kb) / 1024
+}
+
 func BenchmarkBatchInterval(b *testing.B) {
 	dir := b.TempDir()
 	if err := writeBatchInput(dir, batchShape.lines, batchShape.keys, batchShape.span); err != nil {
@@ -114,21 +141,9 @@ func BenchmarkBatchInterval(b *testing.B) {
 	for _, path := range []string{"bounded", "streaming"} {
 		b.Run("path="+path+"/"+name, func(b *testing.B) {
 			for range b.N {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestBatchIntervalChild$", "-test.count=1")
-				cmd.Env = append(os.Environ(), batchChildEnv+"="+dir+" "+path)
-				start := time.Now()
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					b.Fatalf("%s path: %v\n%s", path, err, out)
-				}
-				b.ReportMetric(time.Since(start).Seconds(), "s/run")
-				var kb int
-				if i := bytes.Index(out, []byte("VmHWM:")); i < 0 {
-					b.Fatalf("%s path: no VmHWM in the child's output:\n%s", path, out)
-				} else if _, err := fmt.Sscan(string(out[i+len("VmHWM:"):]), &kb); err != nil {
-					b.Fatalf("%s path: reading VmHWM: %v", path, err)
-				}
-				b.ReportMetric(float64(kb)/1024, "peak-RSS-MB")
+				wall, rss := runChild(b, dir, path)
+				b.ReportMetric(wall, "s/run")
+				b.ReportMetric(rss, "peak-RSS-MB")
 			}
 		})
 	}

@@ -144,15 +144,20 @@ func array(rs []jsonl.Record) string {
 // FormatLate writes a late element: {"side":"left","key":K,"time":MS,"value":{…}}.
 func FormatLate(l LateElement) string {
 	var w jsonWriter
-	w.str("side", l.Side.String())
-	w.raw("key", l.Key)
-	w.millis("time", l.Time)
-	if l.Side == join.Left {
-		w.value("value", l.Left)
-	} else {
-		w.value("value", l.Right)
-	}
+	w.late(l.Side, l.Key, l.Time, l.Left, l.Right)
 	return w.done()
+}
+
+// late writes the fields of a late element: its side, key, time and value.
+func (w *jsonWriter) late(side join.Side, key string, t time.Time, left, right *jsonl.Record) {
+	w.str("side", side.String())
+	w.raw("key", key)
+	w.millis("time", t)
+	if side == join.Left {
+		w.value("value", left)
+	} else {
+		w.value("value", right)
+	}
 }
 
 // FormatWindowLate writes an element that the window join or the cogroup
@@ -161,14 +166,7 @@ func FormatLate(l LateElement) string {
 // windows, one line each, and still be in others.
 func FormatWindowLate(l WindowLateElement) string {
 	var w jsonWriter
-	w.str("side", l.Side.String())
-	w.raw("key", l.Key)
-	w.millis("time", l.Time)
-	if l.Side == join.Left {
-		w.value("value", l.Left)
-	} else {
-		w.value("value", l.Right)
-	}
+	w.late(l.Side, l.Key, l.Time, l.Left, l.Right)
 	w.window(l.WindowStart, l.WindowEnd)
 	return w.done()
 }

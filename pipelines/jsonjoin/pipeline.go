@@ -52,10 +52,10 @@ func Build(s beam.Scope, c Config) error {
 	// counts are the tallies of the accounting (accounting.go): every line
 	// read, and every record made.
 	counts := []beam.PCollection{
-		beam.ParDo(s, &countRecordFn{Side: "left", Hub: c.hub}, global(s, left)),
-		beam.ParDo(s, &countDeadLetterFn{Side: "left", Key: c.Left.Fields.Key, Time: c.Left.Fields.Time, Hub: c.hub}, global(s, leftBad)),
-		beam.ParDo(s, &countRecordFn{Side: "right", Hub: c.hub}, global(s, right)),
-		beam.ParDo(s, &countDeadLetterFn{Side: "right", Key: c.Right.Fields.Key, Time: c.Right.Fields.Time, Hub: c.hub}, global(s, rightBad)),
+		beam.ParDo(s, &countRecordFn{Side: "left", counter: counter{Hub: c.hub}}, global(s, left)),
+		beam.ParDo(s, &countDeadLetterFn{Side: "left", Key: c.Left.Fields.Key, Time: c.Left.Fields.Time, counter: counter{Hub: c.hub}}, global(s, leftBad)),
+		beam.ParDo(s, &countRecordFn{Side: "right", counter: counter{Hub: c.hub}}, global(s, right)),
+		beam.ParDo(s, &countDeadLetterFn{Side: "right", Key: c.Right.Fields.Key, Time: c.Right.Fields.Time, counter: counter{Hub: c.hub}}, global(s, rightBad)),
 	}
 	var out beam.PCollection
 	opts := c.joinOptions()
@@ -71,7 +71,7 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 		out = beam.ParDo(s, FormatResult, results)
-		counts = append(counts, beam.ParDo(s, &countResultFn{Hub: c.hub}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
+		counts = append(counts, beam.ParDo(s, &countResultFn{counter: counter{Hub: c.hub}}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
 		if c.Late != "" {
 			if err := write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late)); err != nil {
 				return err
@@ -83,7 +83,7 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 		out = beam.ParDo(s, FormatWindowResult, results)
-		counts = append(counts, beam.ParDo(s, &countWindowResultFn{Hub: c.hub}, global(s, results)))
+		counts = append(counts, beam.ParDo(s, &countWindowResultFn{counter: counter{Hub: c.hub}}, global(s, results)))
 		counts = append(counts, c.windowLate(s, late, fates)...)
 	case CoGroup:
 		groups, late, fates, err := join.TryCoGroupFates[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
@@ -91,7 +91,7 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 		out = beam.ParDo(s, FormatGroup, groups)
-		counts = append(counts, beam.ParDo(s, &countGroupFn{Hub: c.hub}, global(s, groups)))
+		counts = append(counts, beam.ParDo(s, &countGroupFn{counter: counter{Hub: c.hub}}, global(s, groups)))
 		counts = append(counts, c.windowLate(s, late, fates)...)
 	}
 	path := c.Out

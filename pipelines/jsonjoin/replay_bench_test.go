@@ -13,23 +13,15 @@ package jsonjoin_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/beamjoin/beamjoin/internal/prismrun"
-	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 )
-
-const replayChildEnv = "BEAMJOIN_REPLAY_CHILD"
 
 // sortByTime rewrites the JSON-lines file path with its lines in the order
 // of their "ts" field (ties in file order).
@@ -55,33 +47,6 @@ func sortByTime(path string) error {
 	return os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644)
 }
 
-func TestReplayIntervalChild(t *testing.T) {
-	arg := os.Getenv(replayChildEnv)
-	if arg == "" {
-		t.Skip("run by BenchmarkReplayInterval only")
-	}
-	dir, path, _ := strings.Cut(arg, " ")
-	c := batchConfig(dir, filepath.Join(dir, "out-"+path+".jsonl"))
-	switch path {
-	case "replay":
-		c.Replay, c.WatermarkLag = true, 5*time.Minute
-	case "streaming":
-		c = jsonjoin.StreamingBatch(c)
-	}
-	if _, err := jsonjoin.Run(context.Background(), c, prismrun.Runner); err != nil {
-		t.Fatal(err)
-	}
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			fmt.Println(l)
-		}
-	}
-}
-
 func BenchmarkReplayInterval(b *testing.B) {
 	dir := b.TempDir()
 	if err := writeBatchInput(dir, batchShape.lines, batchShape.keys, batchShape.span); err != nil {
@@ -97,22 +62,10 @@ func BenchmarkReplayInterval(b *testing.B) {
 	for _, path := range []string{"bounded", "replay", "streaming"} {
 		b.Run("path="+path+"/"+name, func(b *testing.B) {
 			for range b.N {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestReplayIntervalChild$", "-test.count=1")
-				cmd.Env = append(os.Environ(), replayChildEnv+"="+dir+" "+path)
-				start := time.Now()
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					b.Fatalf("%s: %v\n%s", path, err, out)
-				}
-				wall := time.Since(start).Seconds()
+				wall, rss := runChild(b, dir, path)
 				b.ReportMetric(wall, "s/run")
 				b.ReportMetric(float64(2*batchShape.lines)/wall, "lines/s")
-				i := bytes.Index(out, []byte("VmHWM:"))
-				if i < 0 {
-					b.Fatalf("%s: no VmHWM in the child's output:\n%s", path, out)
-				}
-				kb, _ := strconv.Atoi(strings.Fields(string(out[i+len("VmHWM:"):]))[0])
-				b.ReportMetric(float64(kb)/1024, "peak-RSS-MB")
+				b.ReportMetric(rss, "peak-RSS-MB")
 			}
 			data, err := os.ReadFile(filepath.Join(dir, "out-"+path+".jsonl"))
 			if err != nil {

@@ -8,12 +8,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+
+	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 )
 
 // Message is one good message read from a subscription. Its element
@@ -102,24 +103,15 @@ func (d decoder) eventTime(data []byte, attrs map[string]string, publishTime int
 	return publishTime, true, nil
 }
 
-// fieldTime reads the event time from the field TimeField of data.
+// fieldTime reads the event time from the field TimeField of data, by
+// the rules and with the errors of the JSON-lines reader (jsonl.Fields), so
+// that a message and a line with the same time field read alike.
 func (d decoder) fieldTime(data []byte) (int64, bool, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+	if c := firstByte(data); c != '{' {
 		return 0, false, notAnObject(data)
 	}
-	v, err := lookup(obj, d.TimeField)
-	if err != nil {
-		return 0, false, err
-	}
-	ts, err := jsonTime(v)
-	if err != nil {
-		return 0, false, fmt.Errorf("field %q: %v", d.TimeField, err)
-	}
-	if !inRange(ts) {
-		return 0, false, fmt.Errorf("field %q: %d is outside the times a pipeline can hold", d.TimeField, ts)
-	}
-	return ts, false, nil
+	ts, err := jsonl.Fields{Time: d.TimeField}.ParseTime(data)
+	return ts, false, err
 }
 
 // notAnObject says why data, which is not a JSON object, is not one.
@@ -173,47 +165,3 @@ func inRange(ts int64) bool {
 // FormatTime writes an event time as Write writes it in the time
 // attribute: epoch milliseconds in decimal.
 func FormatTime(ms int64) string { return strconv.FormatInt(ms, 10) }
-
-// lookup follows a dotted path from obj.
-func lookup(obj map[string]json.RawMessage, path string) (json.RawMessage, error) {
-	steps := strings.Split(path, ".")
-	for i, step := range steps {
-		v, ok := obj[step]
-		if !ok {
-			return nil, fmt.Errorf("field %q: missing", path)
-		}
-		if i == len(steps)-1 {
-			return v, nil
-		}
-		obj = nil
-		if err := json.Unmarshal(v, &obj); err != nil || obj == nil {
-			return nil, fmt.Errorf("field %q: %q is not an object", path, strings.Join(steps[:i+1], "."))
-		}
-	}
-	panic("unreachable")
-}
-
-// jsonTime reads a JSON value holding epoch milliseconds (a whole number)
-// or an RFC 3339 string.
-func jsonTime(v json.RawMessage) (int64, error) {
-	var s string
-	if err := json.Unmarshal(v, &s); err == nil {
-		ts, ok := parseRFC3339(s)
-		if !ok {
-			return 0, fmt.Errorf("%q is not an RFC 3339 time (want e.g. \"2024-05-01T12:00:00Z\" or epoch milliseconds)", s)
-		}
-		return ts, nil
-	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil {
-		return 0, fmt.Errorf("%s is neither epoch milliseconds nor an RFC 3339 string", bytes.TrimSpace(v))
-	}
-	text := string(bytes.TrimSpace(v))
-	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return n, nil
-	}
-	if f != math.Trunc(f) || math.Abs(f) > 1<<62 {
-		return 0, fmt.Errorf("%s is not a whole number of epoch milliseconds", text)
-	}
-	return int64(f), nil
-}

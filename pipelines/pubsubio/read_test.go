@@ -394,7 +394,7 @@ func TestReadTimeField(t *testing.T) {
 		`{"id":"p-5","meta":{"ts":"1714554000000"}}: field "meta.ts": "1714554000000" is not an RFC 3339 time (want e.g. "2024-05-01T12:00:00Z" or epoch milliseconds)`,
 		`{"id":"p-6","meta":{"ts":1714554000000.5}}: field "meta.ts": 1714554000000.5 is not a whole number of epoch milliseconds`,
 		`{"id":"p-7","meta":"ts"}: field "meta.ts": "meta" is not an object`,
-		`{"id":"p-8","meta":{"ts":true}}: field "meta.ts": true is neither epoch milliseconds nor an RFC 3339 string`,
+		`{"id":"p-8","meta":{"ts":true}}: field "meta.ts": is a boolean, want epoch milliseconds or an RFC 3339 string`,
 	}
 	if diff := cmp.Diff(wantDead, registry.linesOf(key+"/dead")); diff != "" {
 		t.Errorf("dead letters (-want +got):\n%s", diff)

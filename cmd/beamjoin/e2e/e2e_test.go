@@ -619,38 +619,52 @@ func TestE2EWorkerProcess(t *testing.T) {
 	t.Parallel()
 	bin := beamjoinBinary(t)
 	dir := t.TempDir()
+	args := append([]string{"interval"}, small(t, "--lower", "0", "--upper", "5m", "--type", "full", "--emit", "final",
+		"--out", filepath.Join(dir, "out.jsonl"))...)
+	args = append(args, processWorker(t, dir, bin)...)
+	r := runRetryingConnect(t, dir, args, func() string { return "" })
+	if r.code != 0 {
+		t.Fatalf("beamjoin %s: exit status %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	checkGolden(t, "interval_full_final.jsonl", lines(r.file(t, "out.jsonl")))
+}
+
+// processWorker builds the Go SDK's boot loader into dir and returns the
+// flags that make Prism start bin through it as a separate worker process
+// (the PROCESS environment); the workers are stopped when the test ends.
+func processWorker(t *testing.T, dir, bin string) []string {
+	t.Helper()
 	boot := filepath.Join(dir, "boot")
 	if out, err := exec.Command("go", "build", "-o", boot, "github.com/apache/beam/sdks/v2/go/container").CombinedOutput(); err != nil {
 		t.Fatalf("building the boot loader: %v\n%s", err, out)
 	}
+	t.Cleanup(func() { stopWorkers(t, dir) })
 	// Prism passes the worker id as --id='ID', quotes included (it does not
 	// go through a shell); the boot loader wants ID.
-	t.Cleanup(func() { stopWorkers(t, dir) })
 	shim := filepath.Join(dir, "boot.sh")
 	script := "#!/bin/sh\nid=$(echo \"$1\" | tr -d \"'\"); shift\nexec " + boot + " \"$id\" --semi_persist_dir=" + dir + " \"$@\"\n"
 	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"interval"}, small(t, "--lower", "0", "--upper", "5m", "--type", "full", "--emit", "final",
-		"--environment_type=PROCESS", `--environment_config={"command":"`+shim+`"}`, "--worker_binary="+bin,
-		"--out", filepath.Join(dir, "out.jsonl"))...)
-	// Prism gives a worker process one minute, fixed, to connect
-	// (prism/internal/execute.go); on a busy machine the boot loader can
-	// take longer to fetch the staged binary and start it. That failure says
-	// nothing about beamjoin, so it is run again, up to three times in all.
-	var r result
+	return []string{"--environment_type=PROCESS", `--environment_config={"command":"` + shim + `"}`, "--worker_binary=" + bin}
+}
+
+// runRetryingConnect runs the command with a worker in a separate process.
+// Prism gives such a worker one minute, fixed, to connect
+// (prism/internal/execute.go); on a busy machine the boot loader can take
+// longer to fetch the staged binary and start it. That failure says nothing
+// about beamjoin, so the run is tried up to three times in all. prismLog
+// returns Prism's own log where it runs apart from the command, or "".
+func runRetryingConnect(t *testing.T, dir string, args []string, prismLog func() string) result {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		r = run(t, dir, args...)
-		if r.code == 0 || attempt == 3 || !strings.Contains(r.stderr, "didn't get control connection") {
-			break
+		r := run(t, dir, args...)
+		if r.code == 0 || attempt == 3 || !strings.Contains(r.stderr+prismLog(), "didn't get control connection") {
+			return r
 		}
 		t.Logf("attempt %d: the worker process did not connect to Prism within its fixed minute; running again", attempt)
 		stopWorkers(t, dir)
 	}
-	if r.code != 0 {
-		t.Fatalf("beamjoin %s: exit status %d\n%s", strings.Join(args, " "), r.code, r.stderr)
-	}
-	checkGolden(t, "interval_full_final.jsonl", lines(r.file(t, "out.jsonl")))
 }
 
 // stopWorkers ends the worker processes that the boot loader started for a

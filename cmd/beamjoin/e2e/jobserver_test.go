@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -121,33 +120,9 @@ func TestE2EJobServer(t *testing.T) {
 
 	t.Run("worker_process", func(t *testing.T) {
 		dir := t.TempDir()
-		boot := filepath.Join(dir, "boot")
-		if out, err := exec.Command("go", "build", "-o", boot, "github.com/apache/beam/sdks/v2/go/container").CombinedOutput(); err != nil {
-			t.Fatalf("building the boot loader: %v\n%s", err, out)
-		}
-		t.Cleanup(func() { stopWorkers(t, dir) })
-		// As in TestE2EWorkerProcess: Prism passes --id='ID' with the
-		// quotes; the boot loader wants ID.
-		shim := filepath.Join(dir, "boot.sh")
-		script := "#!/bin/sh\nid=$(echo \"$1\" | tr -d \"'\"); shift\nexec " + boot + " \"$id\" --semi_persist_dir=" + dir + " \"$@\"\n"
-		if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(dir, "out.jsonl")
-		procArgs := append(append(args, universal...), "--environment_type=PROCESS",
-			`--environment_config={"command":"`+shim+`"}`, "--worker_binary="+bin, "--out", out)
-		// As in TestE2EWorkerProcess: Prism gives a worker process a fixed
-		// minute to connect, which a busy machine can exceed; that says
-		// nothing about beamjoin, so the run is tried up to three times.
-		var r result
-		for attempt := 1; ; attempt++ {
-			r = run(t, dir, procArgs...)
-			if r.code == 0 || attempt == 3 || !strings.Contains(r.stderr+prism.logText(), "didn't get control connection") {
-				break
-			}
-			t.Logf("attempt %d: the worker process did not connect to Prism within its fixed minute; running again", attempt)
-			stopWorkers(t, dir)
-		}
+		procArgs := append(append(args, universal...), "--out", filepath.Join(dir, "out.jsonl"))
+		procArgs = append(procArgs, processWorker(t, dir, bin)...)
+		r := runRetryingConnect(t, dir, procArgs, prism.logText)
 		if r.code != 0 {
 			t.Fatalf("exit status %d\n%s\nPrism's log:\n%s", r.code, r.stderr, prism.logText())
 		}
