@@ -150,7 +150,7 @@
 //
 //   - An arrival reads the bag (unless cached), gets each bucket its
 //     partners can be in that is not cached yet (at most two; under
-//     EmitRetract up to four, since a retraction looks at the partners'
+//     EmitRetract up to five, since a retraction looks at the partners'
 //     partners), and appends to the bag. Every 64 arrivals are moved into
 //     their buckets: a get per bucket not yet read, a put (two calls) per
 //     bucket written, and a bag rewrite (two calls).

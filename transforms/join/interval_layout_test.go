@@ -26,6 +26,8 @@ var intervalSuite = []struct {
 	{"MaxBufferedPerKey", intervalMaxBufferedPerKey},
 	{"FinalNotLateDownstream", intervalFinalNotLateDownstream},
 	{"StructValuesIntKeys", intervalStructValuesIntKeys},
+	{"RetractAsymmetricBounds", intervalRetractAsymmetricBounds},
+	{"LateAfterForget", intervalLateAfterForget},
 }
 
 // underLayout is opts followed by the layout options a suite test runs

@@ -199,14 +199,20 @@ func (j *joiner) loadUpTo(st stores, ks *keyState, last int64) error {
 
 // loadPartners reads the buckets an arrival at e needs: those that may
 // hold its partners and, under EmitRetract, their partners (Buffer.Add
-// looks for them before retracting).
+// looks for them before retracting). A partner x of e lies in
+// PartnerRange(e.Side, e.Time), and x's partners, on e's side, lie within
+// hi-lo of e.Time either way: [t-(hi-lo), t+(hi-lo)]. For bounds that do
+// not contain 0 the two ranges are apart, so each is read on its own.
 func (j *joiner) loadPartners(st stores, ks *keyState, e match.Entry[[]byte]) error {
 	from, to := j.Rules.PartnerRange(e.Side, e.Time)
-	if j.Rules.Emit == match.Retract {
-		lo, hi := j.Rules.Bounds.Millis()
-		from, to = from-(hi-lo), to+(hi-lo)
+	if err := j.loadRange(st, ks, from, to); err != nil {
+		return err
 	}
-	return j.loadRange(st, ks, from, to)
+	if j.Rules.Emit != match.Retract {
+		return nil
+	}
+	lo, hi := j.Rules.Bounds.Millis()
+	return j.loadRange(st, ks, e.Time-(hi-lo), e.Time+(hi-lo))
 }
 
 // loadExpiring reads the buckets a cleanup at now needs: every bucket that

@@ -302,6 +302,61 @@ func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 	checkAccounting(t, ptest.RunAndValidate(t, p))
 }
 
+// TestIntervalRetractAsymmetricBounds is issue 15's first reproduction:
+// bounds that do not contain 0, so that a partner's partners lie outside
+// the arrival's own partner range. r109 arrives after l6 has met r112, with
+// r112 already moved into a later time bucket: l6 must not be retracted a
+// second time. (Under HotKeyBuckets(1) the join once read only the buckets
+// around l6's partner range and missed r112.)
+func TestIntervalRetractAsymmetricBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		layout []join.Option
+	}{{"bag", nil}, {"HotKeyBuckets(1)", []join.Option{join.HotKeyBuckets(1)}}} {
+		t.Run(tc.name, func(t *testing.T) { intervalRetractAsymmetricBounds(t, tc.layout...) })
+	}
+}
+
+func intervalRetractAsymmetricBounds(t *testing.T, layout ...join.Option) {
+	p, s := beam.NewPipelineWithRoot()
+	left, right := play(s, []event{
+		wm(2059), r(42354, "k0", "106"), l(43897, "k0", "l6"), r(48736, "k0", "112"), wm(3872), r(47000, "k0", "109"),
+	})
+	res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+		join.Between(3000*time.Millisecond, 5000*time.Millisecond), join.LowerExclusive(),
+		join.FullOuter, join.EmitRetract, join.CleanupEvery(time.Millisecond))...)
+	passert.Equals(s, beam.ParDo(s, formatResult, res),
+		"unmatched k0 - 106@42354 t=42354", "unmatched k0 l6@43897 - t=43897", "retract k0 l6@43897 - t=43897",
+		"pair k0 l6@43897 112@48736 t=48736", "pair k0 l6@43897 109@47000 t=47000")
+	passert.Empty(s, late)
+	ptest.RunAndValidate(t, p)
+}
+
+// TestIntervalLateAfterForget is issue 15's second reproduction (and issue
+// 9's "very late elements are joined as new"): r1 arrives behind the
+// watermark W after its potential partner l0 was cleaned up. Prism delivers
+// a key's elements and timer firings in event-time order, so r104 reaches
+// the join only after the key's cleanup has emptied it and, for W past
+// 22001, after its progress was forgotten. Whatever W, r1 is late: the
+// timer firings the join has seen prove the watermark passed l0's expiry.
+func TestIntervalLateAfterForget(t *testing.T) { intervalLateAfterForget(t) }
+
+func intervalLateAfterForget(t *testing.T, layout ...join.Option) {
+	for _, w := range []int64{22000, 22001, 30000, 62914} {
+		t.Run(fmt.Sprint("W=", w), func(t *testing.T) {
+			p, s := beam.NewPipelineWithRoot()
+			left, right := play(s, []event{
+				r(4001, "k0", "106"), wm(10), r(56000, "k0", "104"), l(4001, "k0", "l0"), wm(7874), wm(w), r(4000, "k0", "1"),
+			})
+			res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+				join.Between(-8999*time.Millisecond, 0), join.EmitFinal, join.CleanupEvery(time.Millisecond))...)
+			passert.Equals(s, beam.ParDo(s, formatResult, res), "pair k0 l0@4001 106@4001 t=4001")
+			passert.Equals(s, beam.ParDo(s, formatLate, late), "late right k0 1@4000")
+			ptest.RunAndValidate(t, p)
+		})
+	}
+}
+
 // TestIntervalStateBounded runs a long stream through one key with the
 // watermark advancing: the key's buffer stays bounded by the join span, and
 // nothing is left at the end.
