@@ -86,6 +86,23 @@ func (f *fake) publish(topic, data string, attrs map[string]string) string {
 	return f.srv.Publish(topic, []byte(data), attrs)
 }
 
+// publishAll publishes the messages, data with event times ms (epoch
+// milliseconds), in one Publish request: the fake stores them under one
+// lock, so a pull that comes after gets all of them, and one bundle of
+// Read emits them together. It returns their message IDs.
+func (f *fake) publishAll(t testing.TB, topic string, data []string, ms []int64) []string {
+	t.Helper()
+	req := &pubsubpb.PublishRequest{Topic: topic}
+	for i, d := range data {
+		req.Messages = append(req.Messages, &pubsubpb.PubsubMessage{Data: []byte(d), Attributes: at(fmt.Sprint(ms[i]))})
+	}
+	resp, err := f.client.TopicAdminClient.Publish(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetMessageIds()
+}
+
 // messagesOf returns what the server knows of the messages of topic.
 func (f *fake) messagesOf(topic string) []*pstest.Message {
 	var ms []*pstest.Message

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
@@ -160,6 +161,111 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	for _, m := range f.messagesOf(topic) {
 		if m.Acks != 1 || sent[m.ID] != 1 || m.Deliveries < 2 {
 			t.Errorf("message %s (%s): %d deliveries, %d acks, %d ack IDs sent; want 2 or more, 1, 1", m.ID, m.Data, m.Deliveries, m.Acks, sent[m.ID])
+		}
+	}
+	if len(early) > 0 {
+		t.Errorf("messages acknowledged before the pipeline saw them: %v", early)
+	}
+}
+
+// failOnFn reports each message under Key (seen) and Key+"/first"
+// (lines), and fails its bundle on a message whose data contains Poison.
+type failOnFn struct {
+	Key    string
+	Poison string
+}
+
+func (f *failOnFn) ProcessElement(et beam.EventTime, m pubsubio.Message) error {
+	registry.see(f.Key, m.ID)
+	registry.add(f.Key+"/first", fmt.Sprintf("%d %s", et.Milliseconds(), m.Data))
+	if strings.Contains(string(m.Data), f.Poison) {
+		return fmt.Errorf("test: failing on %s", m.Data)
+	}
+	return nil
+}
+
+func init() { register.DoFn2x1[beam.EventTime, pubsubio.Message, error](&failOnFn{}) }
+
+// A pipeline that has committed and acknowledged some bundles, then fails
+// in the middle of a later one, leaves that bundle's messages
+// unacknowledged, and only those: a pipeline started after it on the same
+// subscription delivers each of them, and not the ones acknowledged
+// before. Over both runs every message is acknowledged exactly once.
+func TestReadFailureMidStreamIsRedelivered(t *testing.T) {
+	key := t.Name()
+	f := newFake(t, key)
+	topic := f.topic(t, "orders")
+	sub := f.subscription(t, topic, "orders-join")
+	wave := func(n int, base int64, poison int) (data []string, ms []int64, lines []string) {
+		for i := range n {
+			d := fmt.Sprintf(`{"order_id":"o-%d-%d"}`, base, i)
+			if i == poison {
+				d = fmt.Sprintf(`{"order_id":"o-%d-%d","poison":true}`, base, i)
+			}
+			data, ms = append(data, d), append(ms, base+int64(i))
+			lines = append(lines, fmt.Sprintf("%d %s", base+int64(i), d))
+		}
+		return data, ms, lines
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	msgs, bad := pubsubio.Read(s, sub)
+	beam.ParDo0(s, &failOnFn{Key: key, Poison: "poison"}, msgs)
+	drain(s, bad)
+	run := start(p)
+	data, ms, first := wave(4, 1714554000000, -1)
+	committed := f.publishAll(t, topic, data, ms)
+	waitFor(t, "the first wave out and acknowledged", func() bool {
+		return registry.count(key+"/first") == len(first) && f.allAcked(topic)
+	})
+	// The second wave comes in one pull, so in one bundle, in the fake's
+	// order (a map's): the poison fails the bundle after, before or between
+	// the others.
+	data, ms, second := wave(5, 1714554001000, 2)
+	failed := f.publishAll(t, topic, data, ms)
+	if err := run.wait(t); err == nil || !strings.Contains(err.Error(), "test: failing on") {
+		t.Fatalf("the failing pipeline ended with %v, want its DoFn's error", err)
+	}
+	saw := map[string]bool{}
+	for _, l := range registry.linesOf(key + "/first") {
+		saw[l] = true
+	}
+	for _, l := range append(first, second[2]) {
+		if !saw[l] {
+			t.Errorf("the failing pipeline did not see %s", l)
+		}
+	}
+	byID := map[string]*pstest.Message{}
+	for _, m := range f.messagesOf(topic) {
+		byID[m.ID] = m
+	}
+	for _, id := range failed {
+		if m := byID[id]; m.Acks != 0 {
+			t.Errorf("message %s (%s) of the failed bundle: %d acks, want 0", id, m.Data, m.Acks)
+		}
+	}
+
+	p, s = beam.NewPipelineWithRoot()
+	msgs, bad = pubsubio.Read(s, sub)
+	beam.ParDo0(s, &collectFn{Key: key}, msgs)
+	drain(s, bad)
+	run = start(p)
+	waitFor(t, "the failed bundle's messages out and acknowledged", func() bool {
+		return registry.count(key) == len(second) && f.allAcked(topic)
+	})
+	run.stop(t)
+	if diff := cmp.Diff(sortedCopy(second), registry.linesOf(key)); diff != "" {
+		t.Errorf("messages of the restarted pipeline (-want +got):\n%s", diff)
+	}
+	sent, early := f.acks.counts()
+	for _, id := range committed {
+		if m := byID[id]; m.Deliveries != 1 || m.Acks != 1 || sent[id] != 1 {
+			t.Errorf("message %s (%s) of a committed bundle: %d deliveries, %d acks, %d ack IDs sent; want 1 of each", id, m.Data, m.Deliveries, m.Acks, sent[id])
+		}
+	}
+	for _, id := range failed {
+		if m := byID[id]; m.Deliveries < 2 || m.Acks != 1 || sent[id] != 1 {
+			t.Errorf("message %s (%s) of the failed bundle: %d deliveries, %d acks, %d ack IDs sent; want 2 or more, 1, 1", id, m.Data, m.Deliveries, m.Acks, sent[id])
 		}
 	}
 	if len(early) > 0 {
