@@ -61,6 +61,15 @@ type Config struct {
 	Replay       bool
 	WatermarkLag time.Duration
 
+	// IdleAfter, for Pub/Sub inputs only, is how long a subscription must
+	// go without a message before its watermark moves on by itself, as
+	// fast as the clock from the largest time read (pubsubio.IdleAfter):
+	// so that a quiet stream's timers fire, unmatched records of
+	// EmitFinal come out and windows close. Zero is
+	// pubsubio.DefaultIdleAfter. The watermark of a subscription also
+	// trails the largest time read by WatermarkLag.
+	IdleAfter time.Duration
+
 	// Out is where the results go, one JSON object per line; "" or "-" is
 	// standard output. Late and DeadLetter are where late elements and bad
 	// lines go; "" means they are only counted.

@@ -60,7 +60,8 @@ func (c Config) Streaming() bool {
 }
 
 // checkPubSub reports a Pub/Sub name of the wrong form, a time attribute
-// for a file, and a file output of a streaming join (files are written when
+// for a file, an idle time for files or one that is not whole positive
+// milliseconds, and a file output of a streaming join (files are written when
 // a join ends, and a stream does not end).
 func (c Config) checkPubSub() error {
 	for _, in := range []struct {
@@ -74,6 +75,12 @@ func (c Config) checkPubSub() error {
 		case !ok && strings.HasPrefix(in.in.Fields.Time, AttributeTime):
 			return fmt.Errorf("beamjoin: %s input: time %q is a message attribute, and only Pub/Sub inputs have attributes", in.side, in.in.Fields.Time)
 		}
+	}
+	switch {
+	case c.IdleAfter != 0 && !c.Streaming():
+		return fmt.Errorf("beamjoin: idle time %v: only a Pub/Sub input goes idle; files are read to their end", c.IdleAfter)
+	case c.IdleAfter < 0 || c.IdleAfter%time.Millisecond != 0:
+		return fmt.Errorf("beamjoin: idle time %v: want a positive whole number of milliseconds", c.IdleAfter)
 	}
 	for _, out := range []struct{ field, path string }{{"Out", c.Out}, {"Late", c.Late}, {"DeadLetter", c.DeadLetter}} {
 		topic, ok := pubsubName(out.path)
@@ -105,7 +112,7 @@ func (c Config) read(s beam.Scope) (left, right, leftBad, rightBad beam.PCollect
 			at = append(at, i)
 			continue
 		}
-		if records[i], bad[i], err = readPubSub(s.Scope(sides[i]), sides[i], sub, in.Fields, c.WatermarkLag); err != nil {
+		if records[i], bad[i], err = c.readPubSub(s.Scope(sides[i]), sides[i], sub, in.Fields); err != nil {
 			return
 		}
 	}
@@ -124,8 +131,11 @@ func (c Config) read(s beam.Scope) (left, right, leftBad, rightBad beam.PCollect
 // readPubSub reads a subscription as records keyed as jsonl.Read keys
 // lines, and dead letters: messages that are not JSON objects, or whose
 // key or event time is missing or bad.
-func readPubSub(s beam.Scope, side, sub string, f jsonl.Fields, lag time.Duration) (records, deadLetters beam.PCollection, err error) {
-	opts := []pubsubio.Option{pubsubio.Name(side), pubsubio.WatermarkLag(lag)}
+func (c Config) readPubSub(s beam.Scope, side, sub string, f jsonl.Fields) (records, deadLetters beam.PCollection, err error) {
+	opts := []pubsubio.Option{pubsubio.Name(side), pubsubio.WatermarkLag(c.WatermarkLag)}
+	if c.IdleAfter != 0 {
+		opts = append(opts, pubsubio.IdleAfter(c.IdleAfter))
+	}
 	if attr, ok := strings.CutPrefix(f.Time, AttributeTime); ok {
 		opts = append(opts, pubsubio.TimeAttribute(attr))
 	} else {

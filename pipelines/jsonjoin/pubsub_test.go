@@ -38,6 +38,14 @@ func TestPubSubConfig(t *testing.T) {
 			`beamjoin: results "-": a join that reads Pub/Sub runs until it is stopped, and files and standard output are written when a join ends; give a topic, pubsub:projects/PROJECT/topics/TOPIC`},
 		{"stream_to_file", with(func(c *jsonjoin.Config) { c.Right.Pattern = "r.jsonl"; c.DeadLetter = "bad.jsonl" }), true,
 			`beamjoin: dead letters "bad.jsonl": a join that reads Pub/Sub runs until it is stopped, and files and standard output are written when a join ends; give a topic, pubsub:projects/PROJECT/topics/TOPIC`},
+		{"idle_after", with(func(c *jsonjoin.Config) { c.IdleAfter = 500 * time.Millisecond }), true, ""},
+		{"idle_after_negative", with(func(c *jsonjoin.Config) { c.IdleAfter = -time.Second }), true,
+			`beamjoin: idle time -1s: want a positive whole number of milliseconds`},
+		{"idle_after_finer_than_ms", with(func(c *jsonjoin.Config) { c.IdleAfter = 1500 * time.Microsecond }), true,
+			`beamjoin: idle time 1.5ms: want a positive whole number of milliseconds`},
+		{"idle_after_for_files", with(func(c *jsonjoin.Config) {
+			c.Left.Pattern, c.Right.Pattern, c.IdleAfter = "l.jsonl", "r.jsonl", time.Minute
+		}), false, `beamjoin: idle time 1m0s: only a Pub/Sub input goes idle; files are read to their end`},
 		{"attribute_of_a_file", with(func(c *jsonjoin.Config) { c.Left.Pattern = "l.jsonl"; c.Left.Fields.Time = "attribute:ts" }), true,
 			`beamjoin: left input: time "attribute:ts" is a message attribute, and only Pub/Sub inputs have attributes`},
 	} {
