@@ -54,6 +54,7 @@ type cmdFlags struct {
 	tim, leftTime, rightTime *string
 	out, deadLetter          *string
 	watermarkLag             durationFlag
+	idleAfter                durationFlag
 	logLevel                 *string
 	quiet                    *bool
 	progress                 durationFlag
@@ -121,6 +122,7 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 	str(&f.late, "late", "", "late-elements `FILE` (default: counted only)")
 	str(&f.deadLetter, "dead-letter", "", "`FILE` for lines that are not records: bad JSON, missing key or time, over 1 MiB (default: counted only)")
 	dur(&f.watermarkLag, "watermark-lag", "replay each file in line order as a stream whose watermark trails the largest time read by `DUR` (default: read files whole, in batch)")
+	dur(&f.idleAfter, "idle-after", "Pub/Sub inputs: after `DUR` without a message, a subscription's watermark moves on by itself, as fast as the clock from the latest time read, so that a quiet stream's timers fire (default 10s)")
 	f.progress = durationFlag{d: jsonjoin.DefaultProgressEvery, text: jsonjoin.DefaultProgressEvery.String(), set: true}
 	dur(&f.progress, "progress", "report progress on standard error after `DUR`, then every DUR or every tenth of the time elapsed, whichever is longer; only workers in this process (Prism's default) report it")
 	boolean(&f.quiet, "quiet", "no progress reports on standard error")
@@ -159,6 +161,18 @@ func (f *cmdFlags) config() (jsonjoin.Config, error) {
 			return c, err
 		}
 		c.Replay, c.WatermarkLag = true, f.watermarkLag.d
+	}
+	if f.idleAfter.set {
+		switch {
+		case !c.Streaming():
+			return c, usagef("--idle-after %s: only a Pub/Sub input goes idle; files are read to their end", f.idleAfter.text)
+		case f.idleAfter.d <= 0:
+			return c, usagef("--idle-after %s is not positive", f.idleAfter.text)
+		}
+		if err := wholeMillis("idle-after", f.idleAfter, false); err != nil {
+			return c, err
+		}
+		c.IdleAfter = f.idleAfter.d
 	}
 	switch f.op {
 	case jsonjoin.Interval:

@@ -12,12 +12,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
@@ -42,7 +44,7 @@ Example:
 Flags:
 `
 
-const publishUsage = `Usage: beamjoin publish --topic projects/P/topics/T --time FIELD FILE...
+const publishUsage = `Usage: beamjoin publish --topic projects/P/topics/T --time FIELD [--speed X] FILE...
 
 Publishes every line of the JSON-lines FILEs to the topic, one message per
 line, with the line's event time (FIELD, a dotted path to epoch
@@ -51,9 +53,18 @@ milliseconds or an RFC 3339 string) in epoch milliseconds in the attribute
 published without it, and counted on standard error. The topic is Pub/Sub's,
 or an emulator's when PUBSUB_EMULATOR_HOST is set.
 
+Lines go in the order of the files and of their lines, all at once, or,
+with --speed X, paced by event time: a line is sent when X times the
+wall-clock time since the first line has passed its event time less the
+first line's (--speed 60 sends an hour of event time in a minute; 1 as it
+happened). A line earlier than one sent before it, or without a time, goes
+at once.
+
 Example:
   PUBSUB_EMULATOR_HOST=localhost:8085 beamjoin publish \
     --topic projects/demo/topics/orders --time ts testdata/orders.jsonl
+  PUBSUB_EMULATOR_HOST=localhost:8085 beamjoin publish \
+    --topic projects/demo/topics/payments --time ts --speed 600 testdata/payments.jsonl
 
 Flags:
 `
@@ -151,6 +162,7 @@ func publish(args []string) int {
 	topic := fs.String("topic", "", "the `projects/P/topics/T` to publish to (required)")
 	tim := fs.String("time", "", "event-time `FIELD` of each line, a dotted path (required)")
 	attr := fs.String("time-attribute", pubsubio.DefaultTimeAttribute, "the message attribute that gets the event time, as `NAME`")
+	speed := fs.Float64("speed", 0, "pace the lines by event time, `X` times as fast as it passed (default 0: all at once)")
 	if exit, ok := subFlags(fs, publishUsage, args); !ok {
 		return exit
 	}
@@ -164,6 +176,8 @@ func publish(args []string) int {
 		return fail(usagef("publish: --time FIELD is required: where each line's event time is"))
 	case *attr == "":
 		return fail(usagef("--time-attribute: give an attribute name"))
+	case *speed < 0 || math.IsNaN(*speed) || math.IsInf(*speed, 0):
+		return fail(usagef("--speed %v: want a positive factor (e.g. 60: a minute of event time a second), or 0 for no pacing", *speed))
 	case fs.NArg() == 0:
 		return fail(usagef("publish: give one or more JSON-lines files"))
 	}
@@ -191,6 +205,7 @@ func publish(args []string) int {
 	pub := client.Publisher(*topic)
 	defer pub.Stop()
 
+	pace := newPacer(*speed, time.Now, sleepCtx(ctx))
 	var results []*pubsub.PublishResult
 	var untimed int
 	var firstUntimed string
@@ -210,6 +225,10 @@ func publish(args []string) int {
 				}
 			} else {
 				msg.Attributes = map[string]string{*attr: pubsubio.FormatTime(ts)}
+				pace.wait(ts)
+			}
+			if ctx.Err() != nil {
+				return fail(fmt.Errorf("beamjoin: publish interrupted after %d messages", len(results)))
 			}
 			results = append(results, pub.Publish(ctx, msg))
 		}
@@ -227,4 +246,48 @@ func publish(args []string) int {
 		fmt.Fprintf(os.Stderr, "beamjoin: %d of them without the %s attribute, their time being unreadable (first: %s)\n", untimed, *attr, firstUntimed)
 	}
 	return 0
+}
+
+// pacer paces lines by event time: the line of event time ts is due when
+// the wall-clock time since the first line, times speed, reaches ts less
+// the first line's time. A zero speed paces nothing.
+type pacer struct {
+	speed float64
+	now   func() time.Time
+	sleep func(time.Duration)
+
+	started bool
+	start   time.Time // when the first line went
+	first   int64     // its event time
+}
+
+func newPacer(speed float64, now func() time.Time, sleep func(time.Duration)) *pacer {
+	return &pacer{speed: speed, now: now, sleep: sleep}
+}
+
+// wait returns when the line of event time ts is due.
+func (p *pacer) wait(ts int64) {
+	if p.speed == 0 {
+		return
+	}
+	if !p.started {
+		p.started, p.start, p.first = true, p.now(), ts
+		return
+	}
+	due := p.start.Add(time.Duration(float64(ts-p.first) * float64(time.Millisecond) / p.speed))
+	if d := due.Sub(p.now()); d > 0 {
+		p.sleep(d)
+	}
+}
+
+// sleepCtx returns a sleep that ends early when ctx does.
+func sleepCtx(ctx context.Context) func(time.Duration) {
+	return func(d time.Duration) {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
 }
