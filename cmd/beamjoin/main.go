@@ -145,7 +145,7 @@ func run(args []string) int {
 	}
 	sum, err := jsonjoin.Run(ctx, c, *runners.Runner)
 	if errors.Is(err, jsonjoin.ErrStopped) {
-		fmt.Fprintln(os.Stderr, "beamjoin: stopped; messages not yet acknowledged are delivered to the next run")
+		fmt.Fprint(os.Stderr, stopped(sum, jobInProcess(*runners.Runner)))
 		return 0
 	}
 	var ce *jsonjoin.ConfigError
@@ -259,4 +259,32 @@ func preventPrismSplits(runner string) {
 	if !slices.Contains(jobopts.GetExperiments(), exp) {
 		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), exp), ",")
 	}
+}
+
+// stopped is what the command says when a streaming join was interrupted:
+// what it had done, when its workers ran here, and what becomes of the
+// job, which ends with the command only when it ran in this process.
+func stopped(sum jsonjoin.Summary, inProcess bool) string {
+	var b strings.Builder
+	if sum.Stream != nil {
+		b.WriteString(sum.Stream.Stopped() + "\n")
+	} else {
+		b.WriteString("beamjoin: stopped; the runner's own UI shows what the job read and wrote\n")
+	}
+	if inProcess {
+		b.WriteString("beamjoin: messages not yet acknowledged are delivered to the next run\n")
+	} else {
+		b.WriteString("beamjoin: only the command stopped: the job runs on in the runner until it is cancelled or drained there (Dataflow: gcloud dataflow jobs drain JOB_ID --region=REGION)\n")
+	}
+	return b.String()
+}
+
+// jobInProcess reports whether the runner runs the job in this process
+// (Prism with no --endpoint), so that it ends when the command does.
+func jobInProcess(runner string) bool {
+	switch runner {
+	case "", "prism", "PrismRunner":
+		return *jobopts.Endpoint == ""
+	}
+	return false
 }

@@ -202,7 +202,9 @@ const DefaultProgressEvery = 5 * time.Second
 // A streaming job (c reads a Pub/Sub subscription, see Config.Streaming)
 // runs until ctx is cancelled, and then Run returns ErrStopped; it is not
 // run again when Prism fails it (its messages would not be read again),
-// and its summary has no counts (a stream's combines never end).
+// and its summary has no counts (a stream's combines never end), but,
+// when its workers ran in this process, the progress it had made
+// (Summary.Stream).
 func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if runner == "" {
 		runner = DefaultRunner
@@ -220,7 +222,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		c.Accounting = filepath.Join(dir, "accounting.jsonl")
 	}
 	var h *hub
-	if c.Progress != nil && workers == InProcess {
+	if (c.Progress != nil || c.Streaming()) && workers == InProcess {
 		var id string
 		id, h = registerHub()
 		defer hubs.Delete(id)
@@ -231,7 +233,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if err := Build(s, c); err != nil {
 		return Summary{}, &ConfigError{Err: err}
 	}
-	if h != nil {
+	if h != nil && c.Progress != nil {
 		every := c.ProgressEvery
 		if every <= 0 {
 			every = DefaultProgressEvery
@@ -241,7 +243,15 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		defer func() { close(stop); <-done }()
 	}
 	if c.Streaming() {
-		return Summary{Op: c.Op, Ran: true}, runStreaming(ctx, runner, p)
+		start := time.Now()
+		err := runStreaming(ctx, runner, p)
+		sum := Summary{Op: c.Op, Ran: true}
+		if h != nil {
+			p := h.progress(time.Since(start))
+			p.Done = true
+			sum.Stream = &p
+		}
+		return sum, err
 	}
 	pr, err := prismrun.Run(ctx, runner, p, func(attempt int, _ error) {
 		fmt.Fprintf(os.Stderr, "beamjoin: Prism v2.77 failed the job with a known bug of its own (a progress request to a step it runs itself), not a fault of the data; running it again (attempt %d of %d)\n", attempt, prismrun.Attempts)

@@ -35,13 +35,21 @@ type Progress struct {
 // String is the progress as the beamjoin command prints it:
 //
 //	beamjoin: 25s: left 120345 lines read (event time 2024-05-01T10:22:00Z), right 98002 lines read (…); 45120 records out
-func (p Progress) String() string {
+func (p Progress) String() string { return p.format("") }
+
+// Stopped is the progress of a stream that was stopped, as the beamjoin
+// command prints it:
+//
+//	beamjoin: stopped after 25s: left 120345 lines read (event time …), right 98002 lines read (…); 45120 records out
+func (p Progress) Stopped() string { return p.format("stopped after ") }
+
+func (p Progress) format(what string) string {
 	var b strings.Builder
 	round := time.Second
 	if p.Elapsed < 10*time.Second {
 		round = 100 * time.Millisecond
 	}
-	fmt.Fprintf(&b, "beamjoin: %v:", p.Elapsed.Round(round))
+	fmt.Fprintf(&b, "beamjoin: %s%v:", what, p.Elapsed.Round(round))
 	for i, side := range []string{"left", "right"} {
 		if i > 0 {
 			b.WriteString(",")

@@ -134,8 +134,10 @@ func TestPubSubEmitFinalWhileRunning(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
+	var sum jsonjoin.Summary
 	go func() {
-		_, err := jsonjoin.Run(runCtx, c, "prism")
+		var err error
+		sum, err = jsonjoin.Run(runCtx, c, "prism")
 		done <- err
 	}()
 
@@ -232,6 +234,21 @@ func TestPubSubEmitFinalWhileRunning(t *testing.T) {
 		}
 	case <-time.After(streamWait):
 		t.Fatalf("the join did not stop within %v of its cancellation", streamWait)
+	}
+	// Every message was read before the last wave's watermark, so the
+	// progress counted in this process has them all.
+	var lefts, rights int64
+	for _, e := range published {
+		if e.left {
+			lefts++
+		} else {
+			rights++
+		}
+	}
+	if sum.Stream == nil {
+		t.Error("the summary has no progress of the stream")
+	} else if got := sum.Stream.Lines; got != [2]int64{lefts, rights} {
+		t.Errorf("the summary's lines read: %v, want [%d %d]", got, lefts, rights)
 	}
 	collect()
 	t.Logf("held after each wave (span 10 s, waves of 10 s): %v", held)

@@ -38,6 +38,11 @@ type Summary struct {
 	// DeadLetters are the invalid lines per side and reason, left first,
 	// then by the most lines.
 	DeadLetters []DeadLetters
+	// Stream is, for a streaming job (see Config.Streaming) whose workers
+	// ran in this process, what it had done when it stopped, as counted
+	// here: its lines (messages) read per side and its records made. It is
+	// nil otherwise; a streaming job has no Counts.
+	Stream *Progress
 }
 
 // DeadLetters are the invalid lines of one side that have one reason.
