@@ -143,9 +143,11 @@ func run(args []string) int {
 			slog.SetDefault(slog.New(slog.DiscardHandler))
 		}()
 	}
+	// Before the run: Prism in process leaves its own address in --endpoint.
+	inProcess := jobInProcess(*runners.Runner)
 	sum, err := jsonjoin.Run(ctx, c, *runners.Runner)
 	if errors.Is(err, jsonjoin.ErrStopped) {
-		fmt.Fprint(os.Stderr, stopped(sum, jobInProcess(*runners.Runner)))
+		fmt.Fprint(os.Stderr, stopped(sum, inProcess))
 		return 0
 	}
 	var ce *jsonjoin.ConfigError
