@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,6 +165,15 @@ func (a *ackLog) counts() (map[string]int, []string) {
 	}
 	return n, append([]string(nil), a.early...)
 }
+
+// testKey names a test run's registry entries and gate: the test's name
+// and a sequence number, so that a test run again in the same process
+// (go test -count=N) starts afresh.
+func testKey(t testing.TB) string {
+	return fmt.Sprintf("%s#%d", t.Name(), runs.Add(1))
+}
+
+var runs atomic.Int64
 
 // registry is where test DoFns, running in this process, report what
 // they saw, under their test's key.

@@ -25,7 +25,7 @@ import (
 // as dead letters; every message is acknowledged once, after the pipeline
 // saw it, and none is redelivered.
 func TestReadOrdersAndPayments(t *testing.T) {
-	key := t.Name()
+	key := testKey(t)
 	f := newFake(t, key)
 	orders := f.topic(t, "orders")
 	payments := f.topic(t, "payments")
@@ -122,7 +122,7 @@ func init() { register.DoFn1x1[pubsubio.Message, error](&failFn{}) }
 // none of them; a pipeline started after it reads each of them once and
 // acknowledges each once.
 func TestReadFailedBundleIsRedelivered(t *testing.T) {
-	key := t.Name()
+	key := testKey(t)
 	f := newFake(t, key)
 	topic := f.topic(t, "orders")
 	sub := f.subscription(t, topic, "orders-join")
@@ -192,7 +192,7 @@ func init() { register.DoFn2x1[beam.EventTime, pubsubio.Message, error](&failOnF
 // subscription delivers each of them, and not the ones acknowledged
 // before. Over both runs every message is acknowledged exactly once.
 func TestReadFailureMidStreamIsRedelivered(t *testing.T) {
-	key := t.Name()
+	key := testKey(t)
 	f := newFake(t, key)
 	topic := f.topic(t, "orders")
 	sub := f.subscription(t, topic, "orders-join")
@@ -302,7 +302,7 @@ func init() {
 // timer, at the end of the messages' second, would wait for a message
 // after it that never comes.
 func TestReadWatermarkMovesWhenIdle(t *testing.T) {
-	key := t.Name()
+	key := testKey(t)
 	f := newFake(t, key)
 	topic := f.topic(t, "clicks")
 	sub := f.subscription(t, topic, "clicks-count")
@@ -366,7 +366,7 @@ func init() { register.DoFn2x0[beam.EventTime, pubsubio.Message](&holdFn{}) }
 // times as fast as the real one, and the lease's timings are set to match.
 func TestReadExtendsDeadlinesOfSlowBundle(t *testing.T) {
 	defer pubsubio.SetLeaseTimings(500*time.Millisecond, 60*time.Second, 2*time.Second)()
-	key := t.Name()
+	key := testKey(t)
 	f := newFake(t, key)
 	begin := time.Now()
 	f.srv.SetTimeNowFunc(func() time.Time { return begin.Add(4 * time.Since(begin)) })
@@ -423,7 +423,7 @@ func TestReadExtendsDeadlinesOfSlowBundle(t *testing.T) {
 // and acknowledged once: every bundle's messages are acknowledged, not
 // only the first bundle's of each DoFn instance.
 func TestReadAcksEveryWave(t *testing.T) {
-	key := t.Name()
+	key := testKey(t)
 	f := newFake(t, key)
 	topic := f.topic(t, "orders")
 	sub := f.subscription(t, topic, "orders-join")
@@ -455,7 +455,7 @@ func TestReadAcksEveryWave(t *testing.T) {
 // With TimeField, event time is a field of the message's JSON object, and
 // a message without a good one is a dead letter.
 func TestReadTimeField(t *testing.T) {
-	key := t.Name()
+	key := testKey(t)
 	f := newFake(t, key)
 	topic := f.topic(t, "payments")
 	sub := f.subscription(t, topic, "payments-join")
