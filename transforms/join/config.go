@@ -23,6 +23,7 @@ type config struct {
 	lateness     time.Duration
 	maxBuffered  int
 	cleanupEvery time.Duration
+	keyMemory    int
 	bucketAbove  int
 	window       *window.Fn
 	layout       *layout // tests and benchmarks only: a forced state layout
@@ -52,6 +53,7 @@ const (
 	setWindow
 	setHotKeyBuckets
 	setBounded
+	setKeyMemory
 	setTestOnly
 )
 
@@ -70,13 +72,14 @@ var optionNames = []struct {
 	{setWindow, "WindowInto"},
 	{setHotKeyBuckets, "HotKeyBuckets"},
 	{setBounded, "Bounded"},
+	{setKeyMemory, "KeyMemory"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setKeyMemory | setTestOnly
 	windowOptions  = setType | setWindow | setLateness
 	coGroupOptions = setWindow | setLateness
 )
@@ -107,7 +110,7 @@ func CheckCoGroup(opts ...Option) error {
 // transform named op does not take (everything outside allowed), and
 // values that no transform takes.
 func newConfig(op string, allowed setMask, opts []Option) (config, error) {
-	c := config{cleanupEvery: time.Second}
+	c := config{cleanupEvery: time.Second, keyMemory: DefaultKeyMemory}
 	for i, o := range opts {
 		if o == nil {
 			return c, fmt.Errorf("beamjoin: %s: option %d is nil", op, i)
@@ -126,6 +129,8 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: unknown emission mode %v", op, c.emit)
 	case c.maxBuffered < 0:
 		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) is negative", op, c.maxBuffered)
+	case c.keyMemory < 0:
+		return c, fmt.Errorf("beamjoin: %s: KeyMemory(%d) is negative", op, c.keyMemory)
 	case c.bucketAbove < 0:
 		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
 	case c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0:

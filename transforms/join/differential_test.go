@@ -90,21 +90,19 @@ const (
 // issue, by case seed: they are run and logged, not failed.
 var knownBugCases = map[uint64]string{}
 
-// forgottenProgressIsKnownBug: issue 15 (the second bug) is open. A key
-// that has forgotten its cleanup progress takes an element behind a
-// cleanup timer that fired on it for a new one, where SPEC §2.5 says it
-// is still late. While this is set, such elements are logged, not failed;
-// clear it once the issue is fixed.
-const forgottenProgressIsKnownBug = true
+// forgottenProgressIsKnownBug: set while issue 15's second bug was open
+// (a key that had forgotten its cleanup progress took an element behind a
+// cleanup timer that fired on it for a new one, where SPEC §2.5 says it is
+// still late): such elements were logged, not failed. Fixed by KeyMemory;
+// set it again only for a run with KeyMemory(0).
+const forgottenProgressIsKnownBug = false
 
-// duplicateRetractIsKnownBug: issue 15 (the first bug) is open. In the
-// bucketed layout an element's matched flag can be lost, so that it is
-// retracted a second time. While this is set, a bucketed join whose output
-// retracts an element twice is logged with its problems, not failed (its
-// other checks cannot be told apart from the bug's effects); clear it once
-// the issue is fixed. The fixed run's seed has no such join: it is only
-// for runs with other seeds.
-const duplicateRetractIsKnownBug = true
+// duplicateRetractIsKnownBug: set while issue 15's first bug was open (in
+// the bucketed layout an element's partners' partners could go unread, so
+// that it was retracted a second time): a bucketed join whose output
+// retracted an element twice was logged, not failed. Fixed; kept so that a
+// regression can be told apart from other problems while it is studied.
+const duplicateRetractIsKnownBug = false
 
 // duplicateRetraction names the first element that a join's output
 // retracts more than once, or returns "".
@@ -936,11 +934,8 @@ var issue15 = []struct {
 }
 
 // TestDifferentialIssue15 runs the reproductions of issue 15 through the
-// differential harness: each must pass once the issue is fixed.
+// differential harness, in both layouts.
 func TestDifferentialIssue15(t *testing.T) {
-	if os.Getenv("BEAMJOIN_ISSUE15") == "" {
-		t.Skip("issue 15: the join still has these bugs; BEAMJOIN_ISSUE15=1 runs them")
-	}
 	for _, tc := range issue15 {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runCase(t, tc.c)

@@ -133,10 +133,40 @@
 // The timer holds the output watermark at the oldest buffered outer
 // element, so EmitFinal and EmitRetract records, which carry that element's
 // own timestamp, are never late downstream. After a key's last element is
-// removed the key remembers its cleanup progress for one more join span
-// (max(upper,0) + max(-lower,0) + allowed lateness); then its state is
-// cleared, and an element arriving for that key later still is treated as
-// new.
+// removed the key keeps its cleanup progress in state for one join memory
+// (max(upper,0) + max(-lower,0) + allowed lateness + 1 ms); then its state
+// is cleared, and the worker process remembers the progress (KeyMemory).
+//
+// # Late data in Interval
+//
+// A DoFn cannot read the watermark. Interval judges an arriving element
+// late iff one of its potential partners may already have been removed on
+// its key, against what the join knows of its key: the time of the key's
+// latest cleanup firing, kept in state while the key holds data and for
+// one join memory after, and then in the worker process's memory of
+// forgotten keys (up to KeyMemory keys per join, oldest first out). So an
+// element that arrives long after its key's data is gone, behind a cleanup
+// that happened, is late, and its records do not appear. Late elements are
+// neither joined nor buffered: they go to the late output, with fate late.
+// An element behind the watermark by no more than the allowed lateness is
+// never late.
+//
+// Where the join cannot know: an element behind the watermark on a key
+// that this process has never cleaned up (a new key, a key forgotten
+// beyond KeyMemory, or one that moved to another worker or outlived a
+// worker restart) is joined as new. Its records carry its own timestamp,
+// which is behind the watermark, as any DoFn's output of late input is: a
+// downstream GroupByKey may drop them as late. Records of an element that
+// was on time when it arrived are never late downstream.
+//
+// Why not a bound from every key's timer firings, which proves the
+// watermark passed them: Prism v2.77 orders a key's elements and timer
+// firings by event time, but fires a key's timers against its upstream
+// watermark while other keys' elements wait at the stage, in streaming and
+// in batch. An on-time element of one key is then processed after another
+// key's firing later than its timestamp, and such a bound judges it late
+// (measured: a batch run of the package Example lost on-time payments).
+// A key's own firings are sound on every runner.
 //
 // # The bucketed layout
 //

@@ -43,7 +43,9 @@ import (
 // been removed on its key; late elements are neither joined nor buffered,
 // but go to the second output. An element not behind the watermark by more
 // than the allowed lateness is never late, so no pair is lost at the
-// cleanup boundary.
+// cleanup boundary. A key whose state was cleared is remembered by its
+// worker process (KeyMemory); what the join cannot know is in the package
+// documentation's "Late data in Interval".
 //
 // The join is defined in event time, not per window. Inputs may be windowed
 // in any way, fixed, sliding or sessions, as long as both are windowed
@@ -134,6 +136,8 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		CleanupEvery: cfg.cleanupEvery.Milliseconds(),
 		Key:          keyCoder,
 		NoCache:      cfg.noCache,
+		ID:           newJoinID(),
+		KeyMemory:    cfg.keyMemory,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
 	}

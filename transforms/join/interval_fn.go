@@ -131,6 +131,10 @@ type joiner struct {
 	Key coders.Element
 	// NoCache turns the bundle cache off (benchmarks measure it).
 	NoCache bool
+	// ID names the join transform in the process's memory of forgotten
+	// keys, which remembers up to KeyMemory keys (interval_recall.go).
+	ID        string
+	KeyMemory int
 	// BucketAbove and LogLimit place a key's buffer in the bucketed layout
 	// (bucketedIntervalFn only); see layoutOf.
 	BucketAbove, LogLimit int
@@ -148,9 +152,6 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	side := match.Side(in.Side)
 	counters.in[side].Inc(ctx, 1)
 	before := ks.timer
-	if !before.set {
-		counters.keysWithState.Inc(ctx, 1)
-	}
 	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
 	if err := j.loadPartners(st, ks, e); err != nil {
 		return err
@@ -160,6 +161,9 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		counters.fate[side][match.Late].Inc(ctx, 1)
 		emitLate(et, key, in)
 		return nil
+	}
+	if !before.set { // the key gets state (a late element leaves it none)
+		counters.keysWithState.Inc(ctx, 1)
 	}
 	for _, x := range a.Retracted {
 		emit(beam.EventTime(x.Time), key, single(KindRetract, x))
@@ -201,7 +205,11 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		}
 	default:
 		e.Matched = len(a.Partners) > 0
-		if err := st.buffer.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
+		chunk := bagstate.AppendEntry(nil, e)
+		if ks.recalled {
+			chunk, ks.recalled = bagstate.AppendProgress(chunk, ks.b.Progress), false
+		}
+		if err := st.buffer.Add(st.sp, chunk); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 		}
 	}
@@ -242,11 +250,22 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		return nil
 	}
 	if ks.len() == 0 {
-		// Only progress is left, and its time is up.
+		// Only progress is left, and its time is up: the state goes, the
+		// process remembers the key's progress (interval_recall.go), which
+		// this firing has moved to its own time, as any cleanup does.
 		if err := st.buffer.Clear(st.sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
 		}
+		k, err := j.Key.Encode(key)
+		if err != nil {
+			return err
+		}
+		p := max(ks.b.Progress, t.fire)
+		j.remember(k, p)
 		ks.forgotten()
+		if j.KeyMemory > 0 { // an arrival later in the bundle reads the cache
+			ks.b.Progress, ks.recalled = p, true
+		}
 		counters.keysWithState.Inc(ctx, -1)
 		return nil
 	}

@@ -41,6 +41,9 @@ type keyState struct {
 	buckets   map[int64]*bucket     // the directory; empty in the bag layout
 	inBuckets int                   // entries stored in buckets
 	timer     timer                 // where the cleanup timer is
+	// recalled: b.Progress came from the process's memory of forgotten
+	// keys (interval_recall.go) and is not in the bag yet.
+	recalled bool
 }
 
 // bucket is a directory record, and the bucket's stored value once read.
@@ -79,15 +82,19 @@ func (j *joiner) forget() { j.keys = nil }
 
 // load returns the key's state: from the bundle cache if the key was seen
 // earlier in the bundle (state can only have changed through this
-// instance since), else read from the bag (one state call).
+// instance since), else read from the bag (one state call). A key without
+// progress takes the progress this process remembers it had when its state
+// was last cleared, if any.
 func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
-	var ck cacheKey
-	if !j.NoCache {
-		k, err := j.Key.Encode(key)
-		if err != nil {
+	var k []byte
+	if !j.NoCache || j.KeyMemory > 0 {
+		var err error
+		if k, err = j.Key.Encode(key); err != nil {
 			return nil, err
 		}
-		ck = cacheKey{string(k), w}
+	}
+	ck := cacheKey{string(k), w}
+	if !j.NoCache {
 		if ks, ok := j.keys[ck]; ok {
 			return ks, nil
 		}
@@ -112,6 +119,12 @@ func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
 		}
 	}
 	ks.timer = j.timerFor(ks)
+	// The timer is where state put it: a recalled progress sets none.
+	if d.Progress == match.NoProgress {
+		if p, ok := j.recalled(k); ok {
+			ks.b.Progress, ks.recalled = p, true
+		}
+	}
 	if !j.NoCache {
 		if j.keys == nil {
 			j.keys = map[cacheKey]*keyState{}
@@ -299,6 +312,7 @@ func (j *joiner) store(st stores, ks *keyState, flush bool) error {
 	if ks.inBuckets > 0 {
 		limit /= 2
 	}
+	ks.recalled = false // both layouts write the progress
 	if st.buckets == nil || total <= limit {
 		return j.storeBag(st, ks)
 	}

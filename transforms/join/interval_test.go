@@ -279,27 +279,42 @@ func intervalLate(t *testing.T, layout ...join.Option) {
 	}
 }
 
-// TestIntervalForgetsProgressAfterASpan shows the documented limit of
-// per-key lateness: once a key's buffers are empty it keeps its progress for
-// one join span plus the allowed lateness, then clears its state. An element
-// arriving later is more than the allowed lateness behind the watermark, and
-// is joined as new.
+// TestIntervalForgetsProgressAfterASpan shows what happens once a key's
+// buffers are empty: it keeps its progress in state for one join memory,
+// then clears its state, and the worker process remembers the progress
+// (KeyMemory). An element arriving later still is judged late against the
+// remembered progress; with KeyMemory(0), the documented limit of per-key
+// lateness, it is joined as new.
 func TestIntervalForgetsProgressAfterASpan(t *testing.T) { intervalForgetsProgressAfterASpan(t) }
 
 func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
-	p, s := beam.NewPipelineWithRoot()
-	left, right := play(s, []event{
-		l(10_000, "a", "l1"),
-		wm(30_000),           // l1 expires at 15 s; progress is forgotten at 25 s
-		r(12_000, "a", "r1"), // would have been late at 16 s
-	})
-	res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
-		join.Between(-5*time.Second, 5*time.Second), join.FullOuter, join.CleanupEvery(time.Millisecond))...)
-	passert.Equals(s, beam.ParDo(s, formatResult, res),
-		"unmatched a l1@10000 - t=10000",
-		"unmatched a - r1@12000 t=12000")
-	passert.Empty(s, late)
-	checkAccounting(t, ptest.RunAndValidate(t, p))
+	for _, tc := range []struct {
+		name   string
+		memory []join.Option
+		res    []any
+		late   []any
+	}{
+		{"remembered", nil,
+			[]any{"unmatched a l1@10000 - t=10000"},
+			[]any{"late right a r1@12000"}},
+		{"KeyMemory(0)", []join.Option{join.KeyMemory(0)},
+			[]any{"unmatched a l1@10000 - t=10000", "unmatched a - r1@12000 t=12000"},
+			nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, s := beam.NewPipelineWithRoot()
+			left, right := play(s, []event{
+				l(10_000, "a", "l1"),
+				wm(30_000),           // l1 expires at 15 s; progress is forgotten at 25 s
+				r(12_000, "a", "r1"), // late since 16 s
+			})
+			opts := append([]join.Option{join.Between(-5*time.Second, 5*time.Second), join.FullOuter, join.CleanupEvery(time.Millisecond)}, tc.memory...)
+			res, late := join.Interval[string, string, string](s, left, right, underLayout(layout, opts...)...)
+			passert.Equals(s, beam.ParDo(s, formatResult, res), tc.res...)
+			passert.Equals(s, beam.ParDo(s, formatLate, late), tc.late...)
+			checkAccounting(t, ptest.RunAndValidate(t, p))
+		})
+	}
 }
 
 // TestIntervalRetractAsymmetricBounds is issue 15's first reproduction:
@@ -337,8 +352,9 @@ func intervalRetractAsymmetricBounds(t *testing.T, layout ...join.Option) {
 // watermark W after its potential partner l0 was cleaned up. Prism delivers
 // a key's elements and timer firings in event-time order, so r104 reaches
 // the join only after the key's cleanup has emptied it and, for W past
-// 22001, after its progress was forgotten. Whatever W, r1 is late: the
-// timer firings the join has seen prove the watermark passed l0's expiry.
+// 22001, after its state was cleared. Whatever W, r1 is late: below 22001
+// against the key's progress in state, above it against the progress the
+// process remembers of the forgotten key (KeyMemory).
 func TestIntervalLateAfterForget(t *testing.T) { intervalLateAfterForget(t) }
 
 func intervalLateAfterForget(t *testing.T, layout ...join.Option) {

@@ -38,6 +38,20 @@ func MaxBufferedPerKey(n int) Option {
 	return optionFunc(func(c *config) { c.maxBuffered = n; c.set |= setMaxBuffered })
 }
 
+// KeyMemory sets how many forgotten keys each worker process remembers
+// for the interval join (DefaultKeyMemory unless set). A key's state is
+// cleared one join memory after its last element is removed, so that a
+// stream of ever new keys leaves no state behind; the process keeps the
+// cleared key's cleanup progress, the oldest forgotten first out, so that
+// an element arriving for the key later still is judged late against it
+// (see the package documentation's Late data) rather than joined as new.
+// The memory costs about 100 bytes of worker RAM a key and no state; it is
+// per process, so a key that moves to another worker, or a restarted
+// worker, has forgotten it. Zero turns it off.
+func KeyMemory(n int) Option {
+	return optionFunc(func(c *config) { c.keyMemory = n; c.set |= setKeyMemory })
+}
+
 // layout forces the interval join's state layout, for tests and benchmarks
 // (export_test.go): bucketed or not, whatever HotKeyBuckets says, with the
 // thresholds of the bucketed layout.
