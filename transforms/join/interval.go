@@ -134,6 +134,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		CleanupEvery: cfg.cleanupEvery.Milliseconds(),
 		Key:          keyCoder,
 		NoCache:      cfg.noCache,
+		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
 	}

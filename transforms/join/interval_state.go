@@ -7,6 +7,8 @@ package join
 import (
 	"bytes"
 	"cmp"
+	"container/list"
+	"context"
 	"fmt"
 	"slices"
 
@@ -41,6 +43,7 @@ type keyState struct {
 	buckets   map[int64]*bucket     // the directory; empty in the bag layout
 	inBuckets int                   // entries stored in buckets
 	timer     timer                 // where the cleanup timer is
+	cached    *list.Element         // in the bundle cache, or nil
 }
 
 // bucket is a directory record, and the bucket's stored value once read.
@@ -63,9 +66,10 @@ func (ks *keyState) oldest(s match.Side) (int64, bool) {
 	return t, ok
 }
 
-// forgotten empties the key after its state is cleared.
+// forgotten empties the key after its state is cleared; it stays in the
+// bundle cache, if it is there.
 func (ks *keyState) forgotten() {
-	*ks = keyState{b: match.NewBuffer[[]byte]()}
+	*ks = keyState{b: match.NewBuffer[[]byte](), cached: ks.cached}
 }
 
 // cacheKey names a key and window in the bundle cache.
@@ -75,12 +79,12 @@ type cacheKey struct {
 }
 
 // forget drops the cache: a key's state can change between bundles.
-func (j *joiner) forget() { j.keys = nil }
+func (j *joiner) forget() { j.cache.clear() }
 
 // load returns the key's state: from the bundle cache if the key was seen
-// earlier in the bundle (state can only have changed through this
-// instance since), else read from the bag (one state call).
-func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
+// earlier in the bundle and is still cached (state can only have changed
+// through this instance since), else read from the bag (one state call).
+func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X) (*keyState, error) {
 	var ck cacheKey
 	if !j.NoCache {
 		k, err := j.Key.Encode(key)
@@ -88,7 +92,7 @@ func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
 			return nil, err
 		}
 		ck = cacheKey{string(k), w}
-		if ks, ok := j.keys[ck]; ok {
+		if ks, ok := j.cache.get(ctx, ck); ok {
 			return ks, nil
 		}
 	}
@@ -113,10 +117,8 @@ func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
 	}
 	ks.timer = j.timerFor(ks)
 	if !j.NoCache {
-		if j.keys == nil {
-			j.keys = map[cacheKey]*keyState{}
-		}
-		j.keys[ck] = ks
+		j.cache.limit = j.CacheBytes
+		j.cache.put(ck, ks)
 	}
 	return ks, nil
 }
