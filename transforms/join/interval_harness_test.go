@@ -100,33 +100,63 @@ func (m memTimers) Set(t timers.TimerMap) {
 // memState and memTimers per key, and collects what it emits as strings.
 type harness struct {
 	t      testing.TB
-	fn     *intervalFn
+	fn     harnessFn
+	j      *joiner // fn's
 	states map[string]*memState
 	timers map[string]memTimers
 	out    []string
 	late   []string
+	// The keys seen in the open bundle, and how many times a bundle saw
+	// a key first (what a cache that never overflows misses).
+	inBundle map[string]bool
+	first    int
+}
+
+// harnessFn is the stateful DoFn of either layout.
+type harnessFn interface {
+	StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
+	FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
+	ProcessElement(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) error
+	OnTimer(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, timers.Context,
+		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) error
 }
 
 // newHarness returns a harness for a join with these rules and cleanup
 // granularity (bag layout), and its bundle cache bounded at cacheBytes (0:
 // the default; negative: no cache).
 func newHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration, cacheBytes int64) *harness {
+	return newLayoutHarness(t, joiner{Rules: rules, CleanupEvery: cleanupEvery.Milliseconds()}, cacheBytes)
+}
+
+// newLayoutHarness returns a harness for the joiner j, whose Rules,
+// CleanupEvery, MaxBuffered and BucketAbove it takes: the bucketed layout
+// (HotKeyBuckets) if BucketAbove is positive, else the bag layout. Its
+// bundle cache is bounded at cacheBytes (0: the default; negative: no
+// cache).
+func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 	t.Helper()
 	_, s := beam.NewPipelineWithRoot()
 	keyCoder, err := coders.KVKey(beam.ParDo(s, keyedByItself, beam.Create(s, "k")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := &intervalFn{
-		intervalDoFn: intervalDoFn{Join: joiner{Rules: rules, CleanupEvery: cleanupEvery.Milliseconds(), Key: keyCoder,
-			CacheBytes: max(cacheBytes, 0), NoCache: cacheBytes < 0, BucketAbove: 1 << 30, LogLimit: bucketLogLimit}},
-		Buffer:  state.MakeBagState[[]byte]("buffer"),
-		Cleanup: timers.InEventTime("cleanup"),
+	j.Key, j.CacheBytes, j.NoCache, j.LogLimit = keyCoder, max(cacheBytes, 0), cacheBytes < 0, bucketLogLimit
+	h := &harness{t: t, states: map[string]*memState{}, timers: map[string]memTimers{}}
+	if j.BucketAbove > 0 {
+		fn := &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
+			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
+		h.fn, h.j = fn, &fn.Join
+	} else {
+		j.BucketAbove = 1 << 30
+		fn := &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
+			Cleanup: timers.InEventTime("cleanup")}
+		h.fn, h.j = fn, &fn.Join
 	}
-	if err := fn.Setup(); err != nil {
+	if err := h.j.Key.Setup(); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, fn: fn, states: map[string]*memState{}, timers: map[string]memTimers{}}
+	return h
 }
 
 // keyedByItself makes a KV pair, for a PCollection with a string key coder.
@@ -135,6 +165,10 @@ func keyedByItself(v string) (string, string) { return v, v }
 func init() { register.Function1x2(keyedByItself) }
 
 func (h *harness) stores(key string) (*memState, memTimers) {
+	if !h.inBundle[key] {
+		h.inBundle[key] = true
+		h.first++
+	}
 	if h.states[key] == nil {
 		h.states[key], h.timers[key] = newMemState(), memTimers{}
 	}
@@ -156,7 +190,13 @@ func (h *harness) emitLate(et beam.EventTime, key beam.X, in encoded) {
 	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", Side(in.Side), key, in.Value, et.Milliseconds()))
 }
 
-func (h *harness) startBundle() { h.fn.StartBundle(h.emit, h.emitLate) }
+func (h *harness) startBundle() {
+	h.inBundle = map[string]bool{}
+	h.fn.StartBundle(h.emit, h.emitLate)
+}
+
+// loads is how many times a bundle saw a key for the first time.
+func (h *harness) loads() int64 { return int64(h.first) }
 
 func (h *harness) finishBundle() { h.fn.FinishBundle(h.emit, h.emitLate) }
 
@@ -185,17 +225,4 @@ func (h *harness) fire(key string, t timers.TimerMap) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-}
-
-// only returns the key's one set timer.
-func (h *harness) only(key string) timers.TimerMap {
-	h.t.Helper()
-	_, tp := h.stores(key)
-	if len(tp) != 1 {
-		h.t.Fatalf("key %s has %d timers set, want 1: %v", key, len(tp), tp)
-	}
-	for _, t := range tp {
-		return t
-	}
-	panic("unreachable")
 }
