@@ -89,7 +89,7 @@ func bundleCache(w io.Writer, r results, t *targets) {
 		if b == "unbounded" {
 			boundCell = "none"
 		}
-		tb.row(b, boundCell, num(peak, pok), num(heap, hok), ratio(heap, unbounded, hok && uok), num(hits, hiok), num(misses, mok))
+		tb.row(b, boundCell, num(peak, pok), num(heap, hok), ratio(heap, unbounded, hok && uok), count(hits, hiok), count(misses, mok))
 		if b != "unbounded" && bok && hok {
 			t.add(fmt.Sprintf("bundle cache (%s): live heap held within its bound plus %.0f MiB (issue 9.3)", b, cacheSlackMiB), heap <= bound+cacheSlackMiB,
 				num(heap, true)+" MiB")
@@ -98,6 +98,14 @@ func bundleCache(w io.Writer, r results, t *targets) {
 	tb.flush()
 }
 
+// count formats a whole number of events.
+func count(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
 // cacheSlackMiB is the constant issue 9.3 allows the cache's live heap
 // over its bound: the estimate's error on the benchmark's small values.
-const cacheSlackMiB = 16.0
+const cacheSlackMiB = 4.0
