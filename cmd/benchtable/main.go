@@ -58,6 +58,8 @@ func report(w io.Writer, r results) {
 	hotKey(w, r, &t)
 	bounded(w, r, &t)
 	batch(w, r, &t)
+	windowLate(w, r)
+	bundleCache(w, r, &t)
 	stateBytes(w, r, &t)
 	t.print(w)
 }
@@ -336,7 +338,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issues 6 and 14)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6, 9 and 14)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}

@@ -28,6 +28,7 @@ type config struct {
 	window       *window.Fn
 	layout       *layout // tests and benchmarks only: a forced state layout
 	noCache      bool    // tests and benchmarks only: no bundle cache
+	cacheBytes   int64   // BundleCacheBytes (interval_cache.go); 0: the default
 	bounded      bool    // the bounded-input path (interval_bounded.go)
 	set          setMask
 }
@@ -54,6 +55,7 @@ const (
 	setHotKeyBuckets
 	setBounded
 	setKeyMemory
+	setBundleCacheBytes
 	setTestOnly
 )
 
@@ -73,13 +75,14 @@ var optionNames = []struct {
 	{setHotKeyBuckets, "HotKeyBuckets"},
 	{setBounded, "Bounded"},
 	{setKeyMemory, "KeyMemory"},
+	{setBundleCacheBytes, "BundleCacheBytes"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setKeyMemory | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setKeyMemory | setBundleCacheBytes | setTestOnly
 	windowOptions  = setType | setWindow | setLateness
 	coGroupOptions = setWindow | setLateness
 )
@@ -133,6 +136,8 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: KeyMemory(%d) is negative", op, c.keyMemory)
 	case c.bucketAbove < 0:
 		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
+	case c.set&setBundleCacheBytes != 0 && c.cacheBytes <= 0:
+		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
 	case c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0:
 		return c, fmt.Errorf("beamjoin: %s: CleanupEvery(%v) must be a positive whole number of milliseconds", op, c.cleanupEvery)
 	}

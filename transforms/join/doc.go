@@ -122,6 +122,18 @@
 //     not once per element. Eviction (MaxBufferedPerKey) adds a clear: the
 //     bag is rewritten as one chunk. A timer is set only when the key's
 //     cleanup time or watermark hold moves.
+//   - The bundle cache is bounded: BundleCacheBytes (default
+//     DefaultBundleCacheBytes, 64 MiB per DoFn instance) caps its
+//     estimated size (each cached key's buffered values and bucket
+//     values, plus 256 bytes per key, 48 per entry and 96 per bucket read).
+//     Past the bound the least recently used keys are dropped, and read
+//     again (one more state call) if they come back in the same bundle;
+//     a key larger than the bound alone is not kept past its element.
+//     Records do not depend on it. A bundle over millions of keys, such
+//     as a batch runner's, thus holds at most the bound plus a constant,
+//     not its whole input. The counters cache_hits and cache_misses say
+//     how well it serves. The bounded-input path (Bounded) has no such
+//     cache: it holds one key's elements at a time.
 //   - The cleanup timer fires at the key's earliest expiry, rounded up to
 //     CleanupEvery (default 1 s). A firing reads the bag, removes everything
 //     that has expired and writes the rest back as one chunk: three calls,
@@ -209,5 +221,8 @@
 // left_evicted, left_late, and the same for right. The distribution
 // buffered_per_key records a key's buffered count at each arrival, and the
 // counter keys_with_state goes up when a key gets state and down when its
-// state is cleared: it is zero once every key's state is gone.
+// state is cleared: it is zero once every key's state is gone. The
+// counters cache_hits and cache_misses count the arrivals and firings
+// whose key the bundle cache held or had to read; they depend on how the
+// runner bundles the input and are no part of the accounting.
 package join

@@ -138,6 +138,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		NoCache:      cfg.noCache,
 		ID:           newJoinID(),
 		KeyMemory:    cfg.keyMemory,
+		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
 	}

@@ -139,16 +139,21 @@ type joiner struct {
 	// (bucketedIntervalFn only); see layoutOf.
 	BucketAbove, LogLimit int
 
-	keys map[cacheKey]*keyState
+	// CacheBytes bounds the bundle cache (BundleCacheBytes; 0: the
+	// default).
+	CacheBytes int64
+
+	cache keyCache
 }
 
 // process joins an arriving element and buffers it.
 func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in encoded,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	ks, err := j.load(st, w, key)
+	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
 		return err
 	}
+	defer j.cache.resized(ks)
 	side := match.Side(in.Side)
 	counters.in[side].Inc(ctx, 1)
 	before := ks.timer
@@ -241,10 +246,11 @@ func single(kind Kind, x match.Entry[[]byte]) record {
 // cleanup is the timer's firing: remove what has expired, or forget a key
 // that holds only progress.
 func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, emit func(beam.EventTime, beam.X, record)) error {
-	ks, err := j.load(st, w, key)
+	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
 		return err
 	}
+	defer j.cache.resized(ks)
 	t, ok := firing(ks)
 	if !ok {
 		return nil

@@ -7,6 +7,8 @@ package join
 import (
 	"bytes"
 	"cmp"
+	"container/list"
+	"context"
 	"fmt"
 	"slices"
 
@@ -44,6 +46,7 @@ type keyState struct {
 	// recalled: b.Progress came from the process's memory of forgotten
 	// keys (interval_recall.go) and is not in the bag yet.
 	recalled bool
+	cached   *list.Element // in the bundle cache, or nil
 }
 
 // bucket is a directory record, and the bucket's stored value once read.
@@ -66,9 +69,10 @@ func (ks *keyState) oldest(s match.Side) (int64, bool) {
 	return t, ok
 }
 
-// forgotten empties the key after its state is cleared.
+// forgotten empties the key after its state is cleared; it stays in the
+// bundle cache, if it is there.
 func (ks *keyState) forgotten() {
-	*ks = keyState{b: match.NewBuffer[[]byte]()}
+	*ks = keyState{b: match.NewBuffer[[]byte](), cached: ks.cached}
 }
 
 // cacheKey names a key and window in the bundle cache.
@@ -78,14 +82,14 @@ type cacheKey struct {
 }
 
 // forget drops the cache: a key's state can change between bundles.
-func (j *joiner) forget() { j.keys = nil }
+func (j *joiner) forget() { j.cache.clear() }
 
 // load returns the key's state: from the bundle cache if the key was seen
-// earlier in the bundle (state can only have changed through this
-// instance since), else read from the bag (one state call). A key without
-// progress takes the progress this process remembers it had when its state
-// was last cleared, if any.
-func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
+// earlier in the bundle and is still cached (state can only have changed
+// through this instance since), else read from the bag (one state call). A
+// key without progress takes the progress this process remembers it had
+// when its state was last cleared, if any.
+func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X) (*keyState, error) {
 	var k []byte
 	if !j.NoCache || j.KeyMemory > 0 {
 		var err error
@@ -95,7 +99,7 @@ func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
 	}
 	ck := cacheKey{string(k), w}
 	if !j.NoCache {
-		if ks, ok := j.keys[ck]; ok {
+		if ks, ok := j.cache.get(ctx, ck); ok {
 			return ks, nil
 		}
 	}
@@ -126,10 +130,8 @@ func (j *joiner) load(st stores, w beam.Window, key beam.X) (*keyState, error) {
 		}
 	}
 	if !j.NoCache {
-		if j.keys == nil {
-			j.keys = map[cacheKey]*keyState{}
-		}
-		j.keys[ck] = ks
+		j.cache.limit = j.CacheBytes
+		j.cache.put(ck, ks)
 	}
 	return ks, nil
 }

@@ -15,6 +15,8 @@ var counters = func() (c struct {
 	pairs, retractions beam.Counter
 	buffered           beam.Counter
 	keysWithState      beam.Counter
+	cacheHits          beam.Counter
+	cacheMisses        beam.Counter
 	bufferedPerKey     beam.Distribution
 }) {
 	for _, side := range []Side{Left, Right} {
@@ -29,6 +31,8 @@ var counters = func() (c struct {
 	c.retractions = beam.NewCounter(Namespace, "retractions_out")
 	c.buffered = beam.NewCounter(Namespace, "buffered")
 	c.keysWithState = beam.NewCounter(Namespace, "keys_with_state")
+	c.cacheHits = beam.NewCounter(Namespace, "cache_hits")
+	c.cacheMisses = beam.NewCounter(Namespace, "cache_misses")
 	c.bufferedPerKey = beam.NewDistribution(Namespace, "buffered_per_key")
 	return c
 }()

@@ -28,6 +28,8 @@ type Buffer[V any] struct {
 	// Progress is the time up to which expired elements have been removed
 	// (see Rules.IsLate), or NoProgress.
 	Progress int64
+	// valueBytes is the total length of the buffered values (ValueBytes).
+	valueBytes int64
 }
 
 // NewBuffer returns an empty buffer with no progress.
@@ -41,6 +43,7 @@ func Restore[V any](entries []Entry[V], progress int64) *Buffer[V] {
 	b := &Buffer[V]{Progress: progress}
 	for _, e := range entries {
 		b.sides[e.Side] = append(b.sides[e.Side], e)
+		b.valueBytes += valueLen(&e.Value)
 	}
 	for s := range b.sides {
 		side := b.sides[s]
@@ -53,6 +56,22 @@ func Restore[V any](entries []Entry[V], progress int64) *Buffer[V] {
 
 // Len returns the number of buffered elements on both sides.
 func (b *Buffer[V]) Len() int { return len(b.sides[Left]) + len(b.sides[Right]) }
+
+// ValueBytes returns the total length of the buffered values when V is
+// []byte or string, or 0 for other value types: what the values hold in
+// memory, kept as elements come and go, at no cost per call.
+func (b *Buffer[V]) ValueBytes() int64 { return b.valueBytes }
+
+// valueLen is the length of a []byte or string value, else 0.
+func valueLen[V any](v *V) int64 {
+	switch x := any(v).(type) {
+	case *[]byte:
+		return int64(len(*x))
+	case *string:
+		return int64(len(*x))
+	}
+	return 0
+}
 
 // SideLen returns the number of buffered elements of side s.
 func (b *Buffer[V]) SideLen(s Side) int { return len(b.sides[s]) }
@@ -206,6 +225,9 @@ func (b *Buffer[V]) removePrefixes(r Rules, n [2]int) []Entry[V] {
 	for s := range b.sides {
 		side := b.sides[s]
 		removed = append(removed, side[:n[s]]...)
+		for k := range side[:n[s]] {
+			b.valueBytes -= valueLen(&side[k].Value)
+		}
 		// Zero the removed slots so their values can be collected, and
 		// reslice: append reallocates before the dead prefix grows large.
 		clear(side[:n[s]])
@@ -232,6 +254,7 @@ func (b *Buffer[V]) hasPartner(r Rules, x Entry[V]) bool {
 
 // insert places e after every element of its side with time <= e.Time.
 func (b *Buffer[V]) insert(e Entry[V]) {
+	b.valueBytes += valueLen(&e.Value)
 	side := b.sides[e.Side]
 	if n := len(side); n == 0 || side[n-1].Time <= e.Time {
 		b.sides[e.Side] = append(side, e)

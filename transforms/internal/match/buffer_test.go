@@ -155,3 +155,46 @@ func TestBufferLateNotBuffered(t *testing.T) {
 		t.Errorf("Len() = %d, want 1", b.Len())
 	}
 }
+
+// TestBufferValueBytes follows the values' total length through every way
+// elements come and go: Restore, Add (and a late arrival, not buffered),
+// Expire, Evict and DropBefore; for []byte values too, and as 0 for values
+// of other types.
+func TestBufferValueBytes(t *testing.T) {
+	r := Rules{Bounds: Between(-time.Second, time.Second), Type: FullOuter}
+	b := Restore([]e{left(0, "ab"), right(5*sec, "cde")}, NoProgress)
+	check := func(step string, want int64) {
+		t.Helper()
+		var sum int64
+		for _, x := range b.Entries() {
+			sum += int64(len(x.Value))
+		}
+		if got := b.ValueBytes(); got != want || got != sum {
+			t.Errorf("after %s: ValueBytes() = %d, want %d (the buffered values hold %d)", step, got, want, sum)
+		}
+	}
+	check("Restore", 5)
+	b.Add(r, left(10*sec, "fghi"))
+	b.Add(r, right(3*sec, "j")) // before the right element at 5 s: inserted, not appended
+	check("Add", 10)
+	b.Expire(r, 2*sec)
+	check("Expire", 8)
+	b.Add(r, left(0, "late")) // late: not buffered
+	check("a late Add", 8)
+	b.Evict(r, 2)
+	check("Evict", 7)
+	b.DropBefore(r, 10*sec)
+	check("DropBefore", 4)
+	b.Expire(r, 100*sec)
+	check("Expire of everything", 0)
+
+	raw := NewBuffer[[]byte]()
+	raw.Add(r, Entry[[]byte]{Side: Left, Time: 0, Value: []byte("xyz")})
+	if got := raw.ValueBytes(); got != 3 {
+		t.Errorf("[]byte values: ValueBytes() = %d, want 3", got)
+	}
+	ints := Restore([]Entry[int]{{Side: Left, Value: 7}}, NoProgress)
+	if got := ints.ValueBytes(); got != 0 {
+		t.Errorf("int values: ValueBytes() = %d, want 0", got)
+	}
+}
