@@ -103,7 +103,7 @@ func (f *handJoinFn) ProcessElement(et beam.EventTime, sp state.Provider, tp tim
 	return nil
 }
 
-func (f *handJoinFn) OnTimer(sp state.Provider, key string, _ timers.Context, _ func(beam.EventTime, handPair)) error {
+func (f *handJoinFn) OnTimer(sp state.Provider, _ timers.Provider, key string, _ timers.Context, _ func(beam.EventTime, handPair)) error {
 	handBuffered.cleared(key)
 	if err := f.LeftBuffer.Clear(sp); err != nil {
 		return err
