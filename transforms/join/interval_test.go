@@ -535,6 +535,8 @@ func TestTryIntervalErrors(t *testing.T) {
 			"beamjoin: join.Interval does not take WindowInto"},
 		{"negative_cap", []join.Option{join.Between(0, time.Second), join.MaxBufferedPerKey(-1)}, false,
 			"beamjoin: join.Interval: MaxBufferedPerKey(-1) is negative"},
+		{"negative_key_memory", []join.Option{join.Between(0, time.Second), join.KeyMemory(-1)}, false,
+			"beamjoin: join.Interval: KeyMemory(-1) is negative"},
 		{"zero_cleanup", []join.Option{join.Between(0, time.Second), join.CleanupEvery(0)}, false,
 			"beamjoin: join.Interval: CleanupEvery(0s) must be a positive whole number of milliseconds"},
 		{"negative_lateness", []join.Option{join.Between(0, time.Second), join.AllowedLateness(-time.Second)}, false,
