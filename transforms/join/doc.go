@@ -141,6 +141,31 @@
 //     elements are seconds apart pay one firing per element; a coarser
 //     CleanupEvery is then the way to trade state size and the delay of
 //     EmitFinal's records for throughput.
+//   - The cleanup timer fires CleanupEvery less a millisecond after the
+//     key's earliest expiry. A firing reads the bag, removes everything
+//     that has expired by then and writes the rest back as one chunk:
+//     three calls, shared by every element that expires within
+//     CleanupEvery of the earliest, so a key whose elements come in
+//     bursts pays one firing per burst. CleanupEvery's default is a
+//     quarter of the join span, max(upper,0) + max(-lower,0) + twice the
+//     allowed lateness (2.5 s for bounds of ±5 s): an element then stays
+//     at most that long past its expiry, and a key with steady traffic
+//     buffers at most about 1.5 times what the span requires. A coarser
+//     CleanupEvery trades state size and the delay of EmitFinal's records
+//     for fewer firings; one millisecond makes cleanup exact.
+//   - The timer's time depends on the earliest expiry alone, so an
+//     arrival can move it earlier but never later. A firing cleans up at
+//     the time the key's state implies, removes what expires by then and
+//     records that time as the key's progress, from which lateness is
+//     judged (see Interval); so the firing must be for that time, which
+//     the runner's watermark has reached. The timer's tag says which time
+//     it is for (a timer that holds nothing has the empty tag and its
+//     firing time as its output timestamp; any other is tagged with its
+//     hold and firing time), and a stale firing, one for an earlier time
+//     than the state implies (a firing delivered twice, or one whose key
+//     has been cleaned up since) or for a key whose state is gone, cleans
+//     nothing: the timer is set again and the firing counted in
+//     stale_firings.
 //
 // The timer holds the output watermark at the oldest buffered outer
 // element, so EmitFinal and EmitRetract records, which carry that element's
@@ -225,4 +250,6 @@
 // counters cache_hits and cache_misses count the arrivals and firings
 // whose key the bundle cache held or had to read; they depend on how the
 // runner bundles the input and are no part of the accounting.
+// The counter stale_firings counts cleanup timer firings that were stale (see the
+// interval join's state above) and so changed nothing.
 package join

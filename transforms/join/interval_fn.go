@@ -93,9 +93,9 @@ func (f *intervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.
 	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
 }
 
-func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
+func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
 	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, key, emit)
+	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, key, firedOf(tc, et), emit)
 }
 
 // bucketedIntervalFn is the interval join's stateful DoFn when hot keys may
@@ -114,9 +114,9 @@ func (f *bucketedIntervalFn) ProcessElement(ctx context.Context, w beam.Window, 
 	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
 }
 
-func (f *bucketedIntervalFn) OnTimer(ctx context.Context, w beam.Window, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, _ timers.Context,
+func (f *bucketedIntervalFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
 	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, key, emit)
+	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, key, firedOf(tc, et), emit)
 }
 
 // joiner is the interval join's logic, shared by the DoFns of both layouts:
@@ -243,15 +243,15 @@ func single(kind Kind, x match.Entry[[]byte]) record {
 	return record{Kind: kind, HasRight: true, RightTime: x.Time, Right: x.Value}
 }
 
-// cleanup is the timer's firing: remove what has expired, or forget a key
-// that holds only progress.
-func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, emit func(beam.EventTime, beam.X, record)) error {
+// cleanup is the timer's firing f: remove what has expired, or forget a key
+// that holds only progress; a stale firing changes nothing (see firing).
+func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, f fired, emit func(beam.EventTime, beam.X, record)) error {
 	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
 		return err
 	}
 	defer j.cache.resized(ks)
-	t, ok := firing(ks)
+	t, pending, ok := j.firing(ctx, st, ks, f)
 	if !ok {
 		return nil
 	}
@@ -284,8 +284,8 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 	if err := j.store(st, ks, false); err != nil {
 		return err
 	}
-	// The timer that fired is gone: nothing to move it from.
+	// The timer that fired is gone; another may still be set (pending).
 	ks.timer = j.timerFor(ks)
-	j.moveTimer(st, timer{}, ks.timer)
+	j.moveTimer(st, pending, ks.timer)
 	return nil
 }

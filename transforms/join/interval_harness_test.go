@@ -3,7 +3,9 @@ package join
 // This file drives the interval join's stateful DoFn directly, without a
 // runner, over an in-memory state and timer backend: for what a runner
 // rarely does on demand (a stale timer firing) and for measuring the
-// per-bundle cache over more keys than a test pipeline can afford.
+// per-bundle cache over more keys than a test pipeline can afford. Its
+// counters are the DoFn's own, read from a metrics store of its own, not
+// from a runner.
 
 import (
 	"context"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -100,6 +103,7 @@ func (m memTimers) Set(t timers.TimerMap) {
 // memState and memTimers per key, and collects what it emits as strings.
 type harness struct {
 	t      testing.TB
+	ctx    context.Context // holds the metrics store
 	fn     harnessFn
 	j      *joiner // fn's
 	states map[string]*memState
@@ -142,7 +146,8 @@ func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 		t.Fatal(err)
 	}
 	j.Key, j.CacheBytes, j.NoCache, j.LogLimit = keyCoder, max(cacheBytes, 0), cacheBytes < 0, bucketLogLimit
-	h := &harness{t: t, states: map[string]*memState{}, timers: map[string]memTimers{}}
+	ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "join")
+	h := &harness{t: t, ctx: ctx, states: map[string]*memState{}, timers: map[string]memTimers{}}
 	if j.BucketAbove > 0 {
 		fn := &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
 			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
@@ -204,7 +209,7 @@ func (h *harness) finishBundle() { h.fn.FinishBundle(h.emit, h.emitLate) }
 func (h *harness) element(side Side, ms int64, key, value string) {
 	h.t.Helper()
 	sp, tp := h.stores(key)
-	err := h.fn.ProcessElement(context.Background(), window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key,
+	err := h.fn.ProcessElement(h.ctx, window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key,
 		encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate)
 	if err != nil {
 		h.t.Fatal(err)
@@ -212,17 +217,46 @@ func (h *harness) element(side Side, ms int64, key, value string) {
 }
 
 // fire delivers a firing of the key's timer t, in the open bundle, as a
-// runner does: the fired timer is no longer set, the firing is known by
-// the timer's tag, and OnTimer's event time is its hold.
+// runner does: the firing is the timer's tag, and OnTimer's event time is
+// its hold. A timer still set as t is consumed by its firing; delivering
+// t again after that is a stale firing.
 func (h *harness) fire(key string, t timers.TimerMap) {
 	h.t.Helper()
 	sp, tp := h.stores(key)
 	if tp[t.Tag] == t {
 		delete(tp, t.Tag)
 	}
-	err := h.fn.OnTimer(context.Background(), window.GlobalWindow{}, beam.EventTime(t.HoldTimestamp), sp, tp, key,
+	err := h.fn.OnTimer(h.ctx, window.GlobalWindow{}, beam.EventTime(t.HoldTimestamp), sp, tp, key,
 		timers.Context{Family: t.Family, Tag: t.Tag}, h.emit, h.emitLate)
 	if err != nil {
 		h.t.Fatal(err)
 	}
+}
+
+// counter returns the value of one of the join's counters so far.
+func (h *harness) counter(name string) int64 {
+	h.t.Helper()
+	var v int64
+	err := metrics.Extractor{SumInt64: func(l metrics.Labels, n int64) {
+		if l.Namespace() == Namespace && l.Name() == name {
+			v += n
+		}
+	}}.ExtractFrom(metrics.GetStore(h.ctx))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return v
+}
+
+// only returns the key's one set timer.
+func (h *harness) only(key string) timers.TimerMap {
+	h.t.Helper()
+	_, tp := h.stores(key)
+	if len(tp) != 1 {
+		h.t.Fatalf("key %s has %d timers set, want 1: %v", key, len(tp), tp)
+	}
+	for _, t := range tp {
+		return t
+	}
+	panic("unreachable")
 }

@@ -4,13 +4,16 @@ package join
 // cleanup timer goes (timerFor: the earliest expiry rounded up to
 // CleanupEvery, and the output watermark hold), how it is moved without
 // tripping Prism's watermark-hold bugs (moveTimer and the tag), and which
-// firings are stale (firing). Beam Go on Prism allows one timer family per
+// firings are stale (firing: the tag says which time a timer is for). Beam Go on Prism allows one timer family per
 // DoFn, so cleanup, final emission and forgetting a key all share it.
 
 import (
+	"context"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
@@ -63,12 +66,15 @@ func (j *joiner) timerFor(ks *keyState) timer {
 // must be (after). A timer that need not hold the output watermark holds it
 // at its own firing time, Beam's default, which never holds it back.
 //
-// The timer's tag is its hold. Prism v2.77 miscounts watermark holds when a
-// timer is replaced by one with the same firing time and another hold (the
-// stale firing passes its check and drops the old hold twice), so a change
-// of hold clears the old timer and sets a new one under a new tag instead.
-// (timers.WithNoOutputTimestamp has a similar counting bug, hence the
-// firing-time hold.)
+// The timer's tag says what it is for, so that a firing can be checked
+// against the key's state (firing): a timer that holds nothing is tagged ""
+// and its output timestamp is its firing time; any other is tagged with
+// its hold and its firing time. Prism v2.77 miscounts watermark holds when
+// a timer is replaced by one with the same firing time and another hold
+// (the stale firing passes its check and drops the old hold twice), so a
+// change of hold, which is a change of tag, clears the old timer and sets
+// a new one under the new tag instead. (timers.WithNoOutputTimestamp has a
+// similar counting bug, hence the firing-time hold.)
 func (j *joiner) moveTimer(st stores, before, after timer) {
 	if after == before {
 		return
@@ -86,11 +92,13 @@ func (j *joiner) moveTimer(st stores, before, after timer) {
 	st.cleanup.Set(st.tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
 }
 
+// tag is the timer's tag: "" if it holds nothing, else "hold/fire" in
+// milliseconds.
 func (t timer) tag() string {
 	if t.hold == noHold {
 		return ""
 	}
-	return strconv.FormatInt(t.hold, 10)
+	return strconv.FormatInt(t.hold, 10) + "/" + strconv.FormatInt(t.fire, 10)
 }
 
 // roundUp rounds t up to a multiple of every.
@@ -108,9 +116,54 @@ func roundUp(t, every int64) int64 {
 	return t
 }
 
-// firing returns the timer that fired for the key in ks, recomputed from
-// its state, or false for a stale firing: one whose key's state was cleared
-// after the timer was set, so that nothing is left to clean.
-func firing(ks *keyState) (timer, bool) {
-	return ks.timer, ks.timer.set
+// fired is a firing of the cleanup timer as the runner delivers it: its
+// tag and, for a timer that holds nothing, its firing time as its output
+// timestamp.
+type fired struct {
+	tag string
+	at  int64 // the time the timer was set for
+	ok  bool  // at is known: the tag is one moveTimer writes
+}
+
+// firedOf reads which time a firing is for from its tag and output
+// timestamp (see moveTimer).
+func firedOf(tc timers.Context, et beam.EventTime) fired {
+	if tc.Tag == "" {
+		return fired{tag: tc.Tag, at: et.Milliseconds(), ok: true}
+	}
+	f := fired{tag: tc.Tag}
+	if _, at, found := strings.Cut(tc.Tag, "/"); found {
+		t, err := strconv.ParseInt(at, 10, 64)
+		f.at, f.ok = t, err == nil
+	}
+	return f
+}
+
+// firing checks a firing of the key's cleanup timer against the timer its
+// state implies (ks.timer), and returns the timer to clean up for and the
+// timer still set besides the one that fired (pending), to move from.
+//
+// A firing is stale, and ok is false, when the state implies no timer (the
+// key's state was cleared after the timer was set) or a later one than the
+// firing is for: the key was cleaned up since (a firing delivered twice),
+// or its timer moved later. Cleaning up at the time the state implies would
+// then remove elements before the watermark has reached their expiry and
+// record a progress it has not reached, so that partners still on time
+// would be judged late. A stale firing is counted (stale_firings), the
+// timer is set again, in case the runner took the firing for it, and
+// nothing is cleaned. A firing for a later time than the state implies is
+// not stale (the watermark has passed the state's time too): the cleanup
+// is at the state's time. A firing whose tag this join did not write (ok
+// false in f) is taken for the state's timer.
+func (j *joiner) firing(ctx context.Context, st stores, ks *keyState, f fired) (t, pending timer, ok bool) {
+	t = ks.timer
+	if !t.set || (f.ok && f.at < t.fire) {
+		counters.staleFirings.Inc(ctx, 1)
+		j.moveTimer(st, timer{}, t)
+		return timer{}, timer{}, false
+	}
+	if f.tag != t.tag() {
+		pending = t
+	}
+	return t, pending, true
 }

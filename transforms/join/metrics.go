@@ -17,6 +17,7 @@ var counters = func() (c struct {
 	keysWithState      beam.Counter
 	cacheHits          beam.Counter
 	cacheMisses        beam.Counter
+	staleFirings       beam.Counter
 	bufferedPerKey     beam.Distribution
 }) {
 	for _, side := range []Side{Left, Right} {
@@ -33,6 +34,7 @@ var counters = func() (c struct {
 	c.keysWithState = beam.NewCounter(Namespace, "keys_with_state")
 	c.cacheHits = beam.NewCounter(Namespace, "cache_hits")
 	c.cacheMisses = beam.NewCounter(Namespace, "cache_misses")
+	c.staleFirings = beam.NewCounter(Namespace, "stale_firings")
 	c.bufferedPerKey = beam.NewDistribution(Namespace, "buffered_per_key")
 	return c
 }()
