@@ -262,16 +262,9 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		if err := st.buffer.Clear(st.sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
 		}
-		k, err := j.Key.Encode(key)
-		if err != nil {
-			return err
-		}
 		p := max(ks.b.Progress, t.fire)
-		j.remember(k, p)
-		ks.forgotten()
-		if j.KeyMemory > 0 { // an arrival later in the bundle reads the cache
-			ks.b.Progress, ks.recalled = p, true
-		}
+		j.remember(ks.key, p)
+		ks.forgotten(p, j.KeyMemory > 0)
 		counters.keysWithState.Inc(ctx, -1)
 		return nil
 	}

@@ -46,6 +46,7 @@ type keyState struct {
 	// recalled: b.Progress came from the process's memory of forgotten
 	// keys (interval_recall.go) and is not in the bag yet.
 	recalled bool
+	key      []byte        // the key encoded, when the cache or KeyMemory needs it
 	cached   *list.Element // in the bundle cache, or nil
 }
 
@@ -70,9 +71,14 @@ func (ks *keyState) oldest(s match.Side) (int64, bool) {
 }
 
 // forgotten empties the key after its state is cleared; it stays in the
-// bundle cache, if it is there.
-func (ks *keyState) forgotten() {
-	*ks = keyState{b: match.NewBuffer[[]byte](), cached: ks.cached}
+// bundle cache, if it is there. If the process remembers the key's
+// progress p, an arrival later in the bundle (which reads the cache) is
+// judged against it as after a recall.
+func (ks *keyState) forgotten(p int64, remembered bool) {
+	*ks = keyState{b: match.NewBuffer[[]byte](), key: ks.key, cached: ks.cached}
+	if remembered {
+		ks.b.Progress, ks.recalled = p, true
+	}
 }
 
 // cacheKey names a key and window in the bundle cache.
@@ -111,7 +117,7 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 	if err != nil {
 		return nil, err
 	}
-	ks := &keyState{b: match.Restore(d.Entries, d.Progress), inBag: len(d.Entries)}
+	ks := &keyState{b: match.Restore(d.Entries, d.Progress), inBag: len(d.Entries), key: k}
 	if len(d.Buckets) > 0 {
 		if st.buckets == nil {
 			return nil, fmt.Errorf("beamjoin: join.Interval: state holds %d time buckets, but this join has no bucket state (was HotKeyBuckets removed from a running pipeline?)", len(d.Buckets))
