@@ -113,7 +113,7 @@ func CheckCoGroup(opts ...Option) error {
 // transform named op does not take (everything outside allowed), and
 // values that no transform takes.
 func newConfig(op string, allowed setMask, opts []Option) (config, error) {
-	c := config{cleanupEvery: time.Second, keyMemory: DefaultKeyMemory}
+	c := config{keyMemory: DefaultKeyMemory}
 	for i, o := range opts {
 		if o == nil {
 			return c, fmt.Errorf("beamjoin: %s: option %d is nil", op, i)
@@ -138,7 +138,7 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
 	case c.set&setBundleCacheBytes != 0 && c.cacheBytes <= 0:
 		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
-	case c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0:
+	case c.set&setCleanupEvery != 0 && (c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0):
 		return c, fmt.Errorf("beamjoin: %s: CleanupEvery(%v) must be a positive whole number of milliseconds", op, c.cleanupEvery)
 	}
 	return c, nil

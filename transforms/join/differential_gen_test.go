@@ -75,7 +75,7 @@ func genCase(seed uint64) dCase {
 	switch x := rng.IntN(20); {
 	case x < 10:
 		sp.CleanupEvery = 1
-	case x < 17: // the default, one second
+	case x < 17: // the default, derived from the bounds
 	default:
 		sp.CleanupEvery = 250
 	}

@@ -5,8 +5,8 @@ package join_test
 // It imports nothing of the project and shares no code with the join, the
 // matching core or their tests, so that a misreading of the contract in
 // the code is not repeated here. Two documented facts of the join package
-// are used besides the SPEC, each where it is used: CleanupEvery's rounding
-// of cleanup times, and MaxBufferedPerKey's rule that on equal times the
+// are used besides the SPEC, each where it is used: CleanupEvery's placement
+// of cleanup timers and its default, and MaxBufferedPerKey's rule that on equal times the
 // left element is evicted first.
 //
 // The oracle works on a case: the join's options and the elements in the
@@ -71,7 +71,7 @@ type oSpec struct {
 	Emit                 oEmit
 	Lateness             int64
 	MaxBuffered          int   // 0: no cap
-	CleanupEvery         int64 // 0: the default, one second
+	CleanupEvery         int64 // 0: the default, derived from the bounds (every)
 	Buckets              int   // the HotKeyBuckets(n) of the bucketed run
 }
 
@@ -133,24 +133,27 @@ func (sp oSpec) deadline(s oSide, ts int64) int64 {
 	return ts + reach + sp.Lateness
 }
 
+// every is the case's CleanupEvery in milliseconds: the option's, or its
+// default (join.CleanupEvery: "a quarter of max(upper, 0) + max(-lower, 0)
+// + twice the allowed lateness ... (at least one millisecond)").
+func (sp oSpec) every() int64 {
+	if sp.CleanupEvery != 0 {
+		return sp.CleanupEvery
+	}
+	lo, hi := sp.bounds()
+	return max((max(hi, 0)+max(-lo, 0)+2*sp.Lateness)/4, 1)
+}
+
 // removal is the watermark at which the element has certainly been removed:
-// the first millisecond after its deadline, rounded up to CleanupEvery
-// (join.CleanupEvery: "each [timer] fires at its expiry rounded up to a
-// multiple of d, so one firing clears every element that expired in that
-// span"). On Prism a timer fires once the watermark reaches its time, and
-// the script's next event waits for it.
+// the first millisecond after its deadline, plus CleanupEvery less a
+// millisecond (join.CleanupEvery: "a key's cleanup timer fires d less a
+// millisecond after the earliest expiry among its elements, so that one
+// firing removes every element that expires within d of the earliest").
+// A key's timer is never later than that for any of its elements; it can
+// be earlier (oSim.timer). On Prism a timer fires once the watermark
+// reaches its time, and the script's next event waits for it.
 func (sp oSpec) removal(s oSide, ts int64) int64 {
-	every := sp.CleanupEvery
-	if every == 0 {
-		every = 1000
-	}
-	t := sp.deadline(s, ts) + 1
-	if r := t % every; r > 0 {
-		t += every - r
-	} else if r < 0 {
-		t -= r
-	}
-	return t
+	return sp.deadline(s, ts) + sp.every()
 }
 
 // lateAfter is the latest watermark at which no potential partner of an
@@ -341,23 +344,46 @@ func (s *oSim) leave(x oBuffered, evicted bool) {
 	}
 }
 
-// cleanUp removes what cleanup has removed by watermark w. The cleanup
-// progress (how far partners may have been removed) is the latest deadline
-// removed; once the key holds nothing it may be forgotten (§2.4: "A key
-// may forget its cleanup progress once its data is gone"), so it is only
-// relied on while the key holds data.
-func (s *oSim) cleanUp(w int64) {
-	kept := s.buf[:0]
-	for _, x := range s.buf {
-		if w >= s.sp.removal(x.a.Elem.Side, x.a.Elem.Time) {
-			s.progress = max(s.progress, s.sp.deadline(x.a.Elem.Side, x.a.Elem.Time))
-			s.fired = max(s.fired, s.sp.removal(x.a.Elem.Side, x.a.Elem.Time))
-			s.leave(x, false)
-			continue
-		}
-		kept = append(kept, x)
+// timer is where the key's cleanup timer is: CleanupEvery less a
+// millisecond after the earliest first millisecond after a deadline among
+// the buffered elements (join.CleanupEvery), or false if nothing is
+// buffered.
+func (s *oSim) timer() (int64, bool) {
+	if len(s.buf) == 0 {
+		return 0, false
 	}
-	s.buf = kept
+	first := int64(1 << 62)
+	for _, x := range s.buf {
+		first = min(first, s.sp.deadline(x.a.Elem.Side, x.a.Elem.Time)+1)
+	}
+	return first + s.sp.every() - 1, true
+}
+
+// cleanUp removes what cleanup has removed by watermark w: each firing of
+// the key's timer at or before w removes every element whose deadline is
+// before the firing's time, and the timer moves to the earliest deadline
+// left. The cleanup progress (how far partners may have been removed) is
+// the latest deadline removed; once the key holds nothing it may be
+// forgotten (§2.4: "A key may forget its cleanup progress once its data
+// is gone"), so it is only relied on while the key holds data.
+func (s *oSim) cleanUp(w int64) {
+	for {
+		t, ok := s.timer()
+		if !ok || t > w {
+			break
+		}
+		kept := s.buf[:0]
+		for _, x := range s.buf {
+			if d := s.sp.deadline(x.a.Elem.Side, x.a.Elem.Time); d < t {
+				s.progress = max(s.progress, d)
+				s.fired = max(s.fired, t)
+				s.leave(x, false)
+				continue
+			}
+			kept = append(kept, x)
+		}
+		s.buf = kept
+	}
 	if len(s.buf) == 0 {
 		s.progress = noWatermark
 	}

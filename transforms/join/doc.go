@@ -134,13 +134,6 @@
 //     not its whole input. The counters cache_hits and cache_misses say
 //     how well it serves. The bounded-input path (Bounded) has no such
 //     cache: it holds one key's elements at a time.
-//   - The cleanup timer fires at the key's earliest expiry, rounded up to
-//     CleanupEvery (default 1 s). A firing reads the bag, removes everything
-//     that has expired and writes the rest back as one chunk: three calls,
-//     shared by every element that expired in that span. Keys whose
-//     elements are seconds apart pay one firing per element; a coarser
-//     CleanupEvery is then the way to trade state size and the delay of
-//     EmitFinal's records for throughput.
 //   - The cleanup timer fires CleanupEvery less a millisecond after the
 //     key's earliest expiry. A firing reads the bag, removes everything
 //     that has expired by then and writes the rest back as one chunk:

@@ -133,7 +133,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	j := joiner{
 		Rules:        cfg.rules(),
 		MaxBuffered:  cfg.maxBuffered,
-		CleanupEvery: cfg.cleanupEvery.Milliseconds(),
+		CleanupEvery: cfg.cleanupMillis(),
 		Key:          keyCoder,
 		NoCache:      cfg.noCache,
 		ID:           newJoinID(),

@@ -45,7 +45,7 @@ func init() {
 // same pairs and, whatever the emission mode, the same unmatched and
 // retract records. Nothing is late, so the late output is empty.
 // MaxBufferedPerKey keeps its meaning: the elements still buffered at an
-// arrival are those whose cleanup timer (rounded up to CleanupEvery) has
+// arrival are those whose cleanup timer (placed as CleanupEvery says) has
 // not yet fired, and the oldest are evicted beyond the cap, as they would
 // be in that stream. HotKeyBuckets does not apply. The counters are the
 // streaming path's; buffered and keys_with_state rise and fall back to zero
@@ -94,7 +94,7 @@ func joinBounded(s beam.Scope, cfg config, tagged beam.PCollection) (raw, rawLat
 		// The join is defined in event time, not per window.
 		stamped = beam.WindowInto(s, window.NewGlobalWindows(), stamped)
 	}
-	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupEvery.Milliseconds()}
+	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis()}
 	return beam.ParDo2(s, fn, beam.GroupByKey(s, stamped))
 }
 
@@ -151,8 +151,8 @@ func arrivalOrder(a, b match.Entry[[]byte]) int {
 // sweep sorts entries into arrival order and plays them through a buffer
 // as the streaming path's stateful DoFn would see them: before each
 // arrival the watermark reaches its time, so every cleanup timer due by
-// then fires first (at the earliest expiry rounded up to CleanupEvery, as
-// timerFor places it); then the element is joined and buffered, and the
+// then fires first (CleanupEvery less a millisecond after the earliest
+// expiry, as timerFor places it); then the element is joined and buffered, and the
 // oldest are evicted beyond MaxBuffered. At the end the watermark passes
 // everything and what is left expires.
 func (sw sweeper) sweep(entries []match.Entry[[]byte], out *sweepOutput) {
@@ -162,7 +162,7 @@ func (sw sweeper) sweep(entries []match.Entry[[]byte], out *sweepOutput) {
 	timerSet := false
 	reset := func() {
 		next, ok := b.NextExpiry(sw.Rules)
-		timer, timerSet = roundUp(next, sw.CleanupEvery), ok
+		timer, timerSet = cleanupAt(next, sw.CleanupEvery), ok
 	}
 	for _, e := range entries {
 		for timerSet && timer <= e.Time {

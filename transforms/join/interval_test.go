@@ -405,8 +405,9 @@ func intervalStateBounded(t *testing.T, layout ...join.Option) {
 	if len(dists) != 1 {
 		t.Fatalf("buffered_per_key: %d distributions, want 1", len(dists))
 	}
-	// An element lives 2 s + 1 ms past its time, rounded up to the next
-	// second: at most 4 elements at one per second, plus the one arriving.
+	// An element lives 2 s + 1 ms past its time, plus up to the default
+	// CleanupEvery less a millisecond (1 s for these bounds): at most 4
+	// elements at one per second, plus the one arriving.
 	if d := dists[0].Result(); d.Count != n || d.Max > 5 {
 		t.Errorf("buffered_per_key = %+v, want %d arrivals with max <= 5", d, n)
 	}

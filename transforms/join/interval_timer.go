@@ -1,8 +1,8 @@
 package join
 
 // This file holds the interval join's timer policy: where a key's one
-// cleanup timer goes (timerFor: the earliest expiry rounded up to
-// CleanupEvery, and the output watermark hold), how it is moved without
+// cleanup timer goes (timerFor: CleanupEvery less a millisecond after the
+// earliest expiry, and the output watermark hold), how it is moved without
 // tripping Prism's watermark-hold bugs (moveTimer and the tag), and which
 // firings are stale (firing: the tag says which time a timer is for). Beam Go on Prism allows one timer family per
 // DoFn, so cleanup, final emission and forgetting a key all share it.
@@ -29,8 +29,8 @@ type timer struct {
 }
 
 // timerFor derives the timer from the key's state alone, so that a firing
-// can recompute which time it is for: the earliest expiry rounded up to
-// CleanupEvery, holding the output watermark at the oldest outer element
+// can recompute which time it is for: CleanupEvery less a millisecond
+// after the earliest expiry (cleanupAt), holding the output watermark at the oldest outer element
 // when EmitFinal or EmitRetract may still emit it; or, for a key holding
 // only progress, the time its progress is forgotten.
 func (j *joiner) timerFor(ks *keyState) timer {
@@ -44,7 +44,7 @@ func (j *joiner) timerFor(ks *keyState) timer {
 		}
 	}
 	if ok {
-		t := timer{fire: roundUp(next, j.CleanupEvery), hold: noHold, set: true}
+		t := timer{fire: cleanupAt(next, j.CleanupEvery), hold: noHold, set: true}
 		if j.Rules.Emit != match.Immediate {
 			for _, s := range []match.Side{match.Left, match.Right} {
 				if has[s] && j.Rules.Type.Outer(s) && (t.hold == noHold || oldest[s] < t.hold) {
@@ -99,6 +99,16 @@ func (t timer) tag() string {
 		return ""
 	}
 	return strconv.FormatInt(t.hold, 10) + "/" + strconv.FormatInt(t.fire, 10)
+}
+
+// cleanupAt is when a key whose earliest expiry is next is cleaned up:
+// every-1 milliseconds later, so that one firing removes everything that
+// expires within every of the earliest (next itself when every is one
+// millisecond). It depends on the earliest expiry only, so an arrival can
+// move a key's timer earlier but never later: a firing is never for a time
+// later than the runner has reached.
+func cleanupAt(next, every int64) int64 {
+	return next + max(every, 1) - 1
 }
 
 // roundUp rounds t up to a multiple of every.

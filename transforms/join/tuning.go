@@ -7,14 +7,35 @@ package join
 
 import "time"
 
-// CleanupEvery sets how finely the interval join's cleanup timers are
-// placed: each fires at its expiry rounded up to a multiple of d, so one
-// firing clears every element that expired in that span. Coarser means fewer
-// timer firings (each a state read and rewrite) at the cost of buffering
-// elements, and delaying EmitFinal's unmatched records, up to d longer.
-// The default is one second; one millisecond makes cleanup exact.
+// CleanupEvery sets how much the interval join's cleanup may coalesce: a
+// key's cleanup timer fires d less a millisecond after the earliest expiry
+// among its elements, so that one firing (a state read and rewrite)
+// removes every element that expires within d of the earliest, and no
+// element stays buffered longer than that past its expiry (nor, under
+// EmitFinal, is its unmatched record delayed longer). Coarser means fewer
+// firings at the cost of buffering more; one millisecond makes cleanup
+// exact.
+//
+// The default is derived from what the join must keep: a quarter of
+// max(upper, 0) + max(-lower, 0) + twice the allowed lateness, the time a
+// left and a right element stay matchable together (at least one
+// millisecond). A key with steady traffic, which keeps that span's worth of
+// elements in any case, then buffers at most about 1.5 times what the
+// bounds require, and a key whose elements come in bursts shorter than d
+// pays one firing per burst. With bounds of ±5 s the default is 2.5 s; with
+// 0 to 15 minutes, 3m45s.
 func CleanupEvery(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.cleanupEvery = d; c.set |= setCleanupEvery })
+}
+
+// cleanupMillis is the interval join's CleanupEvery in milliseconds: the
+// option's, or the default derived from the bounds and the lateness.
+func (c config) cleanupMillis() int64 {
+	if c.set&setCleanupEvery != 0 {
+		return c.cleanupEvery.Milliseconds()
+	}
+	lo, hi := c.bounds.Millis()
+	return max((max(hi, 0)+max(-lo, 0)+2*c.lateness.Milliseconds())/4, 1)
 }
 
 // HotKeyBuckets lets the interval join move the buffer of a key that holds
