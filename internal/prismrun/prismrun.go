@@ -118,6 +118,43 @@ func run(ctx context.Context, execute func(context.Context) (beam.PipelineResult
 		if retrying != nil {
 			retrying(attempt+1, err)
 		}
+		retryHooks.Lock()
+		hooks := make([]func(), 0, len(retryHooks.fns))
+		for _, f := range retryHooks.fns {
+			hooks = append(hooks, f)
+		}
+		retryHooks.Unlock()
+		for _, f := range hooks {
+			f()
+		}
+	}
+}
+
+// retryHooks are the functions OnRetry registered, by registration number.
+var retryHooks = struct {
+	sync.Mutex
+	next int
+	fns  map[int]func()
+}{fns: map[int]func(){}}
+
+// OnRetry registers f to be called before Run runs a pipeline again, and
+// returns a function that removes it. A retry must start from nothing, as
+// a new job does: a test that hands a pipeline's output back through
+// memory (a DoFn appending to a variable, which Prism in process allows)
+// registers a function that drops what the failed attempt handed back, or
+// it would see that attempt's output and the retry's together. Pipelines
+// run one at a time in such tests; the hooks run for a retry of any
+// pipeline.
+func OnRetry(f func()) (remove func()) {
+	retryHooks.Lock()
+	defer retryHooks.Unlock()
+	id := retryHooks.next
+	retryHooks.next++
+	retryHooks.fns[id] = f
+	return func() {
+		retryHooks.Lock()
+		defer retryHooks.Unlock()
+		delete(retryHooks.fns, id)
 	}
 }
 

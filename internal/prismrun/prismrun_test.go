@@ -106,3 +106,27 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 		t.Errorf("cancelled: ran %d times, err %v; want 1 run and the race", job.runs, err)
 	}
 }
+
+// TestOnRetry checks that the hooks run before each retry, after the
+// attempt that failed and before the next one starts, and not once removed.
+func TestOnRetry(t *testing.T) {
+	var events []string
+	job := &fakeJob{errs: []error{progressRace(t), progressRace(t)}}
+	execute := func(ctx context.Context) (beam.PipelineResult, error) {
+		events = append(events, "run")
+		return job.execute(ctx)
+	}
+	remove := OnRetry(func() { events = append(events, "hook") })
+	if _, err := run(context.Background(), execute, nil); err != nil {
+		t.Fatal(err)
+	}
+	remove()
+	job = &fakeJob{errs: []error{progressRace(t)}}
+	if _, err := run(context.Background(), execute, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "run hook run hook run run run"
+	if got := strings.Join(events, " "); got != want {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+}

@@ -91,6 +91,16 @@ var lines = struct {
 
 var sinkCount atomic.Int64
 
+// A pipeline that prismrun runs again starts from nothing: drop what the
+// failed attempt's sinks received.
+func init() {
+	prismrun.OnRetry(func() {
+		lines.Lock()
+		defer lines.Unlock()
+		clear(lines.got)
+	})
+}
+
 type sinkFn struct{ Name string }
 
 func (f *sinkFn) ProcessElement(line string) {

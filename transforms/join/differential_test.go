@@ -68,6 +68,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/beamjoin/beamjoin/transforms/streamjoiner"
 	"github.com/google/go-cmp/cmp"
@@ -154,6 +155,18 @@ var (
 	}{results: map[string][]join.Result[string, string, string]{}, late: map[string][]join.LateElement[string, string, string]{}}
 	runs atomic.Int64
 )
+
+// A pipeline that prismrun runs again starts from nothing: drop what the
+// failed attempt's collectors received (a progress race once made a case
+// see both attempts' records).
+func init() {
+	prismrun.OnRetry(func() {
+		dCollected.Lock()
+		defer dCollected.Unlock()
+		clear(dCollected.results)
+		clear(dCollected.late)
+	})
+}
 
 type collectResultFn struct{ Tag string }
 

@@ -131,9 +131,9 @@ type joiner struct {
 	Key coders.Element
 	// NoCache turns the bundle cache off (benchmarks measure it).
 	NoCache bool
-	// ID names the join transform in the process's memory of forgotten
+	// ID names the run of the join in the process's memory of forgotten
 	// keys, which remembers up to KeyMemory keys (interval_recall.go).
-	ID        string
+	ID        joinID
 	KeyMemory int
 	// BucketAbove and LogLimit place a key's buffer in the bucketed layout
 	// (bucketedIntervalFn only); see layoutOf.

@@ -10,6 +10,7 @@ package join
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"sync"
 )
 
@@ -18,13 +19,19 @@ import (
 // key (its encoding, its progress and the map's own cost), some 10 MB.
 const DefaultKeyMemory = 100_000
 
-// recall is a process's memory of forgotten keys, one per join (by the
-// join's ID): every DoFn instance of the join in the process shares it,
-// since a key can be processed by any of them.
+// maxJoinMemories is how many joins' memories a process keeps: a process
+// that runs many pipelines one after the other (tests, a retried job)
+// drops the oldest run's memory first.
+const maxJoinMemories = 64
+
+// recall is a process's memory of forgotten keys, one per run of a join
+// (by the join's ID): every DoFn instance of the join in the process
+// shares it, since a key can be processed by any of them.
 var recall = struct {
 	sync.Mutex
-	joins map[string]*keyMemory
-}{joins: map[string]*keyMemory{}}
+	joins map[joinID]*keyMemory
+	order []joinID // joins in the order their memories were made
+}{joins: map[joinID]*keyMemory{}}
 
 // keyMemory holds the progress of up to capacity forgotten keys, the
 // oldest forgotten first out.
@@ -45,12 +52,23 @@ type ringSlot struct {
 	seq uint64
 }
 
-// newJoinID is a random name for one join transform, which its DoFn
-// instances share through serialization.
-func newJoinID() string {
+// joinID names one run of a join transform: its DoFn instances share it
+// through serialization. It is drawn afresh each time the pipeline is
+// serialized for a run (MarshalJSON), so that a pipeline run again in the
+// same process (a job retried after a runner failure, as internal/prismrun
+// does; a test that runs one pipeline twice) starts with an empty memory of
+// forgotten keys, as a new job on new workers would, rather than judging
+// its elements against the earlier run's progress.
+type joinID string
+
+// MarshalJSON draws a new ID: the one the run's workers decode.
+func (joinID) MarshalJSON() ([]byte, error) { return json.Marshal(string(newJoinID())) }
+
+// newJoinID is a random join ID.
+func newJoinID() joinID {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
+	return joinID(hex.EncodeToString(b[:]))
 }
 
 // remember records a key's progress when its state is cleared.
@@ -62,8 +80,13 @@ func (j *joiner) remember(key []byte, progress int64) {
 	defer recall.Unlock()
 	m := recall.joins[j.ID]
 	if m == nil {
+		if len(recall.order) == maxJoinMemories {
+			delete(recall.joins, recall.order[0])
+			recall.order = recall.order[1:]
+		}
 		m = &keyMemory{progress: map[string]remembered{}}
 		recall.joins[j.ID] = m
+		recall.order = append(recall.order, j.ID)
 	}
 	m.seq++
 	k := string(key)

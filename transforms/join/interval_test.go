@@ -317,6 +317,26 @@ func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 	}
 }
 
+// TestIntervalRunTwice runs one pipeline twice in one process, as a
+// retried job does (internal/prismrun reruns a job Prism failed): the
+// second run starts with an empty memory of forgotten keys and gives the
+// first run's records. Key a is forgotten at the end of the first run; had
+// the second run recalled that progress, l1 would be judged late there.
+func TestIntervalRunTwice(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	left, right := play(s, onTime(l(1_000, "a", "l1"), r(1_500, "a", "r1"), l(9_000, "a", "l2")))
+	res, late := join.Interval[string, string, string](s, left, right,
+		join.Between(0, time.Second), join.LeftOuter, join.EmitFinal, join.CleanupEvery(time.Millisecond))
+	passert.Equals(s, beam.ParDo(s, formatResult, res),
+		"pair a l1@1000 r1@1500 t=1500", "unmatched a l2@9000 - t=9000")
+	passert.Empty(s, late)
+	for run := 1; run <= 2; run++ {
+		if err := ptest.Run(p); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+	}
+}
+
 // TestIntervalRetractAsymmetricBounds is issue 15's first reproduction:
 // bounds that do not contain 0, so that a partner's partners lie outside
 // the arrival's own partner range. r109 arrives after l6 has met r112, with

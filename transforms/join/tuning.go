@@ -68,7 +68,10 @@ func MaxBufferedPerKey(n int) Option {
 // (see the package documentation's Late data) rather than joined as new.
 // The memory costs about 100 bytes of worker RAM a key and no state; it is
 // per process, so a key that moves to another worker, or a restarted
-// worker, has forgotten it. Zero turns it off.
+// worker, has forgotten it. It is also per run: a pipeline run again in
+// the same process (a job retried after a runner failure, a test running
+// one pipeline twice) starts with an empty memory, as a new job would.
+// Zero turns it off.
 func KeyMemory(n int) Option {
 	return optionFunc(func(c *config) { c.keyMemory = n; c.set |= setKeyMemory })
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 )
 
 func init() {
@@ -79,6 +80,16 @@ var lineSinks = struct {
 }{lines: map[string][]string{}}
 
 var lineSinkCount atomic.Int64
+
+// A pipeline that prismrun runs again starts from nothing: drop what the
+// failed attempt's sinks received.
+func init() {
+	prismrun.OnRetry(func() {
+		lineSinks.Lock()
+		defer lineSinks.Unlock()
+		clear(lineSinks.lines)
+	})
+}
 
 type lineSinkFn struct{ Name string }
 
