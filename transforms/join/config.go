@@ -31,6 +31,8 @@ type config struct {
 	cacheBytes   int64   // BundleCacheBytes (interval_cache.go); 0: the default
 	bounded      bool    // the bounded-input path (interval_bounded.go)
 	set          setMask
+
+	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
 }
 
 // rules is the config in the matching core's terms.

@@ -10,3 +10,7 @@ func ForceLayout(bucketed bool, bucketAbove, logLimit int) Option {
 
 // NoBundleCache turns an interval join's per-bundle cache of key states off.
 func NoBundleCache() Option { return withoutBundleCache() }
+
+// NoAppendCleanup makes every cleanup firing of an interval join read and
+// rewrite its key's state, as before cleanup records.
+func NoAppendCleanup() Option { return withoutAppendCleanup() }

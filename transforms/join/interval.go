@@ -146,6 +146,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if l := cfg.layout; l != nil {
 		bucketed, j.BucketAbove, j.LogLimit = l.bucketed, l.bucketAbove, l.logLimit
 	}
+	j.AppendCleanup = !bucketed && !cfg.noAppendCleanup && appendable(j.Rules)
 	var fn any = &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"), Cleanup: timers.InEventTime("cleanup")}
 	if bucketed {
 		fn = &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),

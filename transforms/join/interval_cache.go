@@ -57,6 +57,16 @@ type cachedKey struct {
 	size int64
 }
 
+// peek returns the key's cached state, if cached, counting nothing.
+func (c *keyCache) peek(ck cacheKey) (*keyState, bool) {
+	e, ok := c.byKey[ck]
+	if !ok {
+		return nil, false
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*cachedKey).ks, true
+}
+
 // get returns the key's cached state and marks it used, counting a hit
 // or a miss.
 func (c *keyCache) get(ctx context.Context, ck cacheKey) (*keyState, bool) {
@@ -121,7 +131,10 @@ func (c *keyCache) clear() {
 // entries (values included) and the buckets read. It costs a look at each
 // bucket, not at each entry.
 func (ks *keyState) bytes() int64 {
-	n := cachedKeyBytes + int64(ks.b.Len())*entryBytes + ks.b.ValueBytes()
+	n := cachedKeyBytes + int64(ks.b.Len()+len(ks.dead))*entryBytes + ks.b.ValueBytes()
+	for _, x := range ks.dead {
+		n += int64(len(x.Value))
+	}
 	for _, bk := range ks.buckets {
 		n += bucketBytes + int64(len(bk.value))
 	}

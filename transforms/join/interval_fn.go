@@ -142,6 +142,11 @@ type joiner struct {
 	// CacheBytes bounds the bundle cache (BundleCacheBytes; 0: the
 	// default).
 	CacheBytes int64
+	// AppendCleanup lets a cleanup firing append a record instead of
+	// reading and rewriting the key's state when everything buffered
+	// expires by it (see timer.record): the bag layout, under rules that
+	// hold nothing and emit nothing when elements expire (appendable).
+	AppendCleanup bool
 
 	cache keyCache
 }
@@ -201,11 +206,20 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		for _, x := range removed {
 			j.remove(ctx, key, x, true, emit)
 		}
+		j.settle(ctx, key, ks, emit)
 		if err := j.store(st, ks, false); err != nil {
 			return err
 		}
 	case j.mustFlush(st, ks):
+		j.settle(ctx, key, ks, emit)
 		if err := j.store(st, ks, true); err != nil {
+			return err
+		}
+	case len(ks.dead) >= compactAfter || ks.stale > 0:
+		// The bag holds enough that its cleanup records removed: write
+		// it without them.
+		j.settle(ctx, key, ks, emit)
+		if err := j.store(st, ks, false); err != nil {
 			return err
 		}
 	default:
@@ -244,8 +258,12 @@ func single(kind Kind, x match.Entry[[]byte]) record {
 }
 
 // cleanup is the timer's firing f: remove what has expired, or forget a key
-// that holds only progress; a stale firing changes nothing (see firing).
+// that holds only progress; a stale firing changes nothing (see firing). A
+// record timer's firing appends a cleanup record (cleanupRecord).
 func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, f fired, emit func(beam.EventTime, beam.X, record)) error {
+	if f.tag == recordTag && j.AppendCleanup && st.buckets == nil {
+		return j.cleanupRecord(ctx, st, w, key, f.at)
+	}
 	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
 		return err
@@ -259,6 +277,7 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		// Only progress is left, and its time is up: the state goes, the
 		// process remembers the key's progress (interval_recall.go), which
 		// this firing has moved to its own time, as any cleanup does.
+		j.settle(ctx, key, ks, emit)
 		if err := st.buffer.Clear(st.sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
 		}
@@ -274,11 +293,51 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 	for _, x := range ks.b.Expire(j.Rules, t.fire) {
 		j.remove(ctx, key, x, false, emit)
 	}
+	j.settle(ctx, key, ks, emit)
 	if err := j.store(st, ks, false); err != nil {
 		return err
 	}
-	// The timer that fired is gone; another may still be set (pending).
+	// The timer that fired is gone; others may still be set (pending).
 	ks.timer = j.timerFor(ks)
-	j.moveTimer(st, pending, ks.timer)
+	j.moveArmed(st, pending, ks.timer)
 	return nil
+}
+
+// cleanupRecord is the firing of a record timer for time at: one state
+// call, appending a cleanup record, and no read. Whoever reads the bag next
+// applies the record (replay): its elements become dead, and are counted
+// when the bag is next rewritten or cleared; the key's forgetting timer is
+// set already. If the key is in the bundle cache, the record is applied to
+// it now, as a read would.
+func (j *joiner) cleanupRecord(ctx context.Context, st stores, w beam.Window, key beam.X, at int64) error {
+	if err := st.buffer.Add(st.sp, bagstate.AppendCleanup(nil, at)); err != nil {
+		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
+	}
+	if j.NoCache {
+		return nil
+	}
+	k, err := j.Key.Encode(key)
+	if err != nil {
+		return err
+	}
+	ks, ok := j.cache.peek(cacheKey{string(k), w})
+	if !ok {
+		return nil
+	}
+	defer j.cache.resized(ks)
+	before, stale := ks.timer, ks.stale
+	j.applyCleanup(ks, at)
+	if ks.stale > stale {
+		j.moveTimer(st, timer{}, ks.timer)
+		return nil
+	}
+	j.moveArmed(st, without(j.armedOf(before), recordTag), ks.timer)
+	return nil
+}
+
+// appendable says whether a join under rules r may clean up by appending
+// a record (joiner.AppendCleanup, in the bag layout): its timers hold
+// nothing, and it emits nothing when elements expire.
+func appendable(r match.Rules) bool {
+	return r.Emit == match.Immediate || !(r.Type.Outer(match.Left) || r.Type.Outer(match.Right))
 }

@@ -30,7 +30,8 @@ type memState struct {
 	state.Provider
 	bags  map[string][][]byte
 	maps  map[string]map[int64][]byte
-	calls int
+	calls int // state calls
+	reads int // of which reads
 }
 
 func newMemState() *memState {
@@ -39,6 +40,7 @@ func newMemState() *memState {
 
 func (m *memState) ReadBagState(id string) ([]any, []state.Transaction, error) {
 	m.calls++
+	m.reads++
 	out := make([]any, 0, len(m.bags[id]))
 	for _, v := range m.bags[id] {
 		out = append(out, v)
@@ -60,6 +62,7 @@ func (m *memState) ClearBagState(t state.Transaction) error {
 
 func (m *memState) ReadMapStateValue(id string, key any) (any, []state.Transaction, error) {
 	m.calls++
+	m.reads++
 	v, ok := m.maps[id][key.(int64)]
 	if !ok {
 		return nil, nil, nil
@@ -114,6 +117,9 @@ type harness struct {
 	// a key first (what a cache that never overflows misses).
 	inBundle map[string]bool
 	first    int
+	// onFire, if set, is told of each firing and the state calls and
+	// reads it made.
+	onFire func(key string, t timers.TimerMap, calls, reads int)
 }
 
 // harnessFn is the stateful DoFn of either layout.
@@ -154,6 +160,7 @@ func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 		h.fn, h.j = fn, &fn.Join
 	} else {
 		j.BucketAbove = 1 << 30
+		j.AppendCleanup = appendable(j.Rules) // tests may turn it off in h.j
 		fn := &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
 			Cleanup: timers.InEventTime("cleanup")}
 		h.fn, h.j = fn, &fn.Join
@@ -226,10 +233,14 @@ func (h *harness) fire(key string, t timers.TimerMap) {
 	if tp[t.Tag] == t {
 		delete(tp, t.Tag)
 	}
+	calls, reads := sp.calls, sp.reads
 	err := h.fn.OnTimer(h.ctx, window.GlobalWindow{}, beam.EventTime(t.HoldTimestamp), sp, tp, key,
 		timers.Context{Family: t.Family, Tag: t.Tag}, h.emit, h.emitLate)
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if h.onFire != nil {
+		h.onFire(key, t, sp.calls-calls, sp.reads-reads)
 	}
 }
 

@@ -46,9 +46,20 @@ type keyState struct {
 	// recalled: b.Progress came from the process's memory of forgotten
 	// keys (interval_recall.go) and is not in the bag yet.
 	recalled bool
-	key      []byte        // the key encoded, when the cache or KeyMemory needs it
-	cached   *list.Element // in the bundle cache, or nil
+	// dead are the elements that the bag's cleanup records removed
+	// (joiner.replay), still in the bag, their Matched flags settled;
+	// stale is how many of the records were for no timer the state
+	// implied. Both are counted (joiner.settle) when the bag is next
+	// rewritten or cleared.
+	dead   []match.Entry[[]byte]
+	stale  int
+	key    []byte        // the key encoded, when the cache or KeyMemory needs it
+	cached *list.Element // in the bundle cache, or nil
 }
+
+// compactAfter is how many dead elements (keyState.dead) a key's bag may
+// hold before an arrival rewrites the bag instead of appending to it.
+const compactAfter = 16
 
 // bucket is a directory record, and the bucket's stored value once read.
 type bucket struct {
@@ -117,7 +128,8 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 	if err != nil {
 		return nil, err
 	}
-	ks := &keyState{b: match.Restore(d.Entries, d.Progress), inBag: len(d.Entries), key: k}
+	ks := &keyState{key: k}
+	j.replay(ks, d)
 	if len(d.Buckets) > 0 {
 		if st.buckets == nil {
 			return nil, fmt.Errorf("beamjoin: join.Interval: state holds %d time buckets, but this join has no bucket state (was HotKeyBuckets removed from a running pipeline?)", len(d.Buckets))
@@ -129,8 +141,13 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 		}
 	}
 	ks.timer = j.timerFor(ks)
+	if ks.stale > 0 {
+		// A cleanup record for no timer of the state: the runner may
+		// have taken its firing for the key's timer, so set that again.
+		j.moveTimer(st, timer{}, ks.timer)
+	}
 	// The timer is where state put it: a recalled progress sets none.
-	if d.Progress == match.NoProgress {
+	if ks.b.Progress == match.NoProgress {
 		if p, ok := j.recalled(k); ok {
 			ks.b.Progress, ks.recalled = p, true
 		}
@@ -140,6 +157,61 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 		j.cache.put(ck, ks)
 	}
 	return ks, nil
+}
+
+// replay rebuilds ks's buffer from its decoded bag: the entries and the
+// progress, and the cleanup records applied in bag order, each to what
+// came before it (applyCleanup).
+func (j *joiner) replay(ks *keyState, d bagstate.State) {
+	if len(d.Cleanups) == 0 {
+		ks.b, ks.inBag = match.Restore(d.Entries, d.Progress), len(d.Entries)
+		return
+	}
+	first := d.Cleanups[0]
+	ks.b = match.Restore(d.Entries[:first.Entries], first.Progress)
+	for i, c := range d.Cleanups {
+		ks.timer = j.timerFor(ks)
+		j.applyCleanup(ks, c.At)
+		end, p := len(d.Entries), d.Progress
+		if i+1 < len(d.Cleanups) {
+			end, p = d.Cleanups[i+1].Entries, d.Cleanups[i+1].Progress
+		}
+		if end > c.Entries || p > ks.b.Progress {
+			ks.b = match.Restore(append(ks.b.Entries(), d.Entries[c.Entries:end]...), max(ks.b.Progress, p))
+		}
+	}
+	ks.inBag = ks.b.Len()
+}
+
+// applyCleanup applies a cleanup record for time at to ks, whose timer is
+// the one its state implied where the record stands: if that is a record
+// timer for at or earlier, the record is its firing (a firing for a later
+// time than the state implies cleans up at the state's time, as
+// joiner.firing says), and everything buffered expires, to ks.dead, and the
+// progress moves to the timer's time. Any other record is stale (see
+// joiner.firing) and removes nothing. It leaves ks.timer as the state now
+// implies.
+func (j *joiner) applyCleanup(ks *keyState, at int64) {
+	if t := ks.timer; t.record && t.fire <= at {
+		ks.dead = append(ks.dead, ks.b.Expire(j.Rules, t.fire)...)
+		ks.inBag = ks.b.Len()
+	} else {
+		ks.stale++
+	}
+	ks.timer = j.timerFor(ks)
+}
+
+// settle counts what the bag's cleanup records removed (each dead
+// element's fate) and the stale records, before the bag is rewritten
+// without them or cleared.
+func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func(beam.EventTime, beam.X, record)) {
+	for _, x := range ks.dead {
+		j.remove(ctx, key, x, false, emit)
+	}
+	if ks.stale > 0 {
+		counters.staleFirings.Inc(ctx, int64(ks.stale))
+	}
+	ks.dead, ks.stale = nil, 0
 }
 
 // width is the span of a bucket in milliseconds: the length of a partner

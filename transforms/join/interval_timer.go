@@ -9,6 +9,7 @@ package join
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,11 +22,55 @@ import (
 // noHold marks a timer that holds no output watermark.
 const noHold = int64(-1 << 63)
 
+// recordTag is the tag of a cleanup timer whose firing appends a cleanup
+// record instead of reading the key's state (see timer.record).
+const recordTag = "~"
+
 // timer is where the cleanup timer of a buffer must be: the firing time and
 // the output watermark hold.
 type timer struct {
 	fire, hold int64
 	set        bool
+	// record: every buffered element expires by fire, the timer holds
+	// nothing and the join emits nothing when elements expire
+	// (joiner.AppendCleanup), so its firing needs no state read: it
+	// appends a cleanup record to the bag (bagstate.AppendCleanup), and
+	// whoever reads the bag next applies it (joiner.replay). The timer is
+	// tagged recordTag, and the key's forgetting timer, which reads, is
+	// set beside it: it is where the timer moves once the record is
+	// applied.
+	record bool
+}
+
+// armed is one runner timer of a key: its tag, firing time and output
+// timestamp.
+type armed struct {
+	tag        string
+	fire, hold int64
+}
+
+// armedOf is the runner timers that stand for t: none if t is not set, its
+// own, and the forgetting timer beside a record timer.
+func (j *joiner) armedOf(t timer) []armed {
+	if !t.set {
+		return nil
+	}
+	hold := t.hold
+	if hold == noHold {
+		hold = t.fire
+	}
+	a := []armed{{tag: t.tag(), fire: t.fire, hold: hold}}
+	if t.record {
+		g := j.forgetAt(t.fire)
+		a = append(a, armed{tag: "", fire: g, hold: g})
+	}
+	return a
+}
+
+// without returns the timers of a but the one tagged tag: what is still set
+// after that one fired.
+func without(a []armed, tag string) []armed {
+	return slices.DeleteFunc(slices.Clone(a), func(x armed) bool { return x.tag == tag })
 }
 
 // timerFor derives the timer from the key's state alone, so that a firing
@@ -52,14 +97,33 @@ func (j *joiner) timerFor(ks *keyState) timer {
 				}
 			}
 		}
+		t.record = j.AppendCleanup && t.hold == noHold && len(ks.buckets) == 0 && j.latestExpiry(ks) <= t.fire
 		return t
 	}
 	if p := ks.b.Progress; p != match.NoProgress {
-		lo, hi := j.Rules.Bounds.Millis()
-		memory := max(hi, 0) + max(-lo, 0) + j.Rules.Lateness.Milliseconds() + 1
-		return timer{fire: roundUp(p+memory, j.CleanupEvery), hold: noHold, set: true}
+		return timer{fire: j.forgetAt(p), hold: noHold, set: true}
 	}
 	return timer{}
+}
+
+// forgetAt is when a key that holds only its progress p is forgotten: one
+// join memory (the span, the allowed lateness and a millisecond) after p,
+// rounded up to CleanupEvery.
+func (j *joiner) forgetAt(p int64) int64 {
+	lo, hi := j.Rules.Bounds.Millis()
+	memory := max(hi, 0) + max(-lo, 0) + j.Rules.Lateness.Milliseconds() + 1
+	return roundUp(p+memory, j.CleanupEvery)
+}
+
+// latestExpiry is the latest expiry among the elements in ks.b.
+func (j *joiner) latestExpiry(ks *keyState) int64 {
+	latest := int64(-1 << 63)
+	for _, s := range []match.Side{match.Left, match.Right} {
+		if t, ok := ks.b.Newest(s); ok {
+			latest = max(latest, j.Rules.Expiry(s, t))
+		}
+	}
+	return latest
 }
 
 // moveTimer moves the cleanup timer from where it was (before) to where it
@@ -79,23 +143,33 @@ func (j *joiner) moveTimer(st stores, before, after timer) {
 	if after == before {
 		return
 	}
-	if before.set && before.tag() != after.tag() {
-		st.cleanup.ClearTag(st.tp, before.tag())
-	}
-	if !after.set {
-		return
-	}
-	hold := after.hold
-	if hold == noHold {
-		hold = after.fire
-	}
-	st.cleanup.Set(st.tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
+	j.moveArmed(st, j.armedOf(before), after)
 }
 
-// tag is the timer's tag: "" if it holds nothing, else "hold/fire" in
-// milliseconds.
+// moveArmed moves the key's runner timers from those set (before) to those
+// that stand for after: it clears each tag after does not use and sets each
+// timer that is not already set as after needs it.
+func (j *joiner) moveArmed(st stores, before []armed, after timer) {
+	want := j.armedOf(after)
+	for _, b := range before {
+		if !slices.ContainsFunc(want, func(a armed) bool { return a.tag == b.tag }) {
+			st.cleanup.ClearTag(st.tp, b.tag)
+		}
+	}
+	for _, a := range want {
+		if !slices.Contains(before, a) {
+			st.cleanup.Set(st.tp, time.UnixMilli(a.fire), timers.WithOutputTimestamp(time.UnixMilli(a.hold)), timers.WithTag(a.tag))
+		}
+	}
+}
+
+// tag is the timer's tag: recordTag for a record timer, "" for another that
+// holds nothing, else "hold/fire" in milliseconds.
 func (t timer) tag() string {
-	if t.hold == noHold {
+	switch {
+	case t.record:
+		return recordTag
+	case t.hold == noHold:
 		return ""
 	}
 	return strconv.FormatInt(t.hold, 10) + "/" + strconv.FormatInt(t.fire, 10)
@@ -138,7 +212,7 @@ type fired struct {
 // firedOf reads which time a firing is for from its tag and output
 // timestamp (see moveTimer).
 func firedOf(tc timers.Context, et beam.EventTime) fired {
-	if tc.Tag == "" {
+	if tc.Tag == "" || tc.Tag == recordTag {
 		return fired{tag: tc.Tag, at: et.Milliseconds(), ok: true}
 	}
 	f := fired{tag: tc.Tag}
@@ -151,7 +225,8 @@ func firedOf(tc timers.Context, et beam.EventTime) fired {
 
 // firing checks a firing of the key's cleanup timer against the timer its
 // state implies (ks.timer), and returns the timer to clean up for and the
-// timer still set besides the one that fired (pending), to move from.
+// runner timers still set besides the one that fired (pending), to move
+// from.
 //
 // A firing is stale, and ok is false, when the state implies no timer (the
 // key's state was cleared after the timer was set) or a later one than the
@@ -165,15 +240,12 @@ func firedOf(tc timers.Context, et beam.EventTime) fired {
 // not stale (the watermark has passed the state's time too): the cleanup
 // is at the state's time. A firing whose tag this join did not write (ok
 // false in f) is taken for the state's timer.
-func (j *joiner) firing(ctx context.Context, st stores, ks *keyState, f fired) (t, pending timer, ok bool) {
+func (j *joiner) firing(ctx context.Context, st stores, ks *keyState, f fired) (t timer, pending []armed, ok bool) {
 	t = ks.timer
 	if !t.set || (f.ok && f.at < t.fire) {
 		counters.staleFirings.Inc(ctx, 1)
 		j.moveTimer(st, timer{}, t)
-		return timer{}, timer{}, false
+		return timer{}, nil, false
 	}
-	if f.tag != t.tag() {
-		pending = t
-	}
-	return t, pending, true
+	return t, without(j.armedOf(t), f.tag), true
 }

@@ -94,3 +94,10 @@ func withLayout(l layout) Option {
 func withoutBundleCache() Option {
 	return optionFunc(func(c *config) { c.noCache = true; c.set |= setTestOnly })
 }
+
+// withoutAppendCleanup makes every cleanup firing of the interval join read
+// and rewrite its key's state (no cleanup records), for tests and
+// benchmarks (export_test.go).
+func withoutAppendCleanup() Option {
+	return optionFunc(func(c *config) { c.noAppendCleanup = true; c.set |= setTestOnly })
+}

@@ -92,6 +92,14 @@ func (b *Buffer[V]) Oldest(s Side) (int64, bool) {
 	return b.sides[s][0].Time, true
 }
 
+// Newest returns the latest time buffered on side s.
+func (b *Buffer[V]) Newest(s Side) (int64, bool) {
+	if n := len(b.sides[s]); n > 0 {
+		return b.sides[s][n-1].Time, true
+	}
+	return 0, false
+}
+
 // NextExpiry returns the earliest Expiry among the buffered elements: the
 // time at which the key's cleanup next has work to do.
 func (b *Buffer[V]) NextExpiry(r Rules) (int64, bool) {

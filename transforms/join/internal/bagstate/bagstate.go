@@ -7,9 +7,11 @@
 // optionally the key's cleanup progress and, in the bucketed layout, a
 // directory of the time buckets kept in map state, whose values are chunks
 // of entries too. Arrivals append a one-entry chunk (AppendEntry); cleanup
-// rewrites the bag as one chunk (EncodeState). Keeping many entries per bag
-// element is what lets a rewrite cost one state append instead of one per
-// surviving element.
+// rewrites the bag as one chunk (EncodeState), or appends a cleanup record
+// (AppendCleanup) that says the entries before it were cleaned up at a
+// time, without rewriting them. Keeping many entries per bag element is
+// what lets a rewrite cost one state append instead of one per surviving
+// element.
 package bagstate
 
 import (
@@ -27,6 +29,7 @@ const (
 	tagRight    = byte(match.Right)
 	tagProgress = 2
 	tagBucket   = 3
+	tagCleanup  = 4
 	flagMatched = 0x80
 )
 
@@ -47,6 +50,15 @@ func AppendEntry(chunk []byte, e match.Entry[[]byte]) []byte {
 func AppendProgress(chunk []byte, progress int64) []byte {
 	chunk = append(chunk, tagProgress)
 	return binary.AppendVarint(chunk, progress)
+}
+
+// AppendCleanup appends a cleanup record to a chunk: a cleanup timer for
+// time at fired, and the entries before the record in the bag that expire
+// by then are removed, though still there. The reader of the bag decides
+// which timer the record was for (see State.Cleanups).
+func AppendCleanup(chunk []byte, at int64) []byte {
+	chunk = append(chunk, tagCleanup)
+	return binary.AppendVarint(chunk, at)
 }
 
 // Bucket describes one time bucket of a key's buffer in the interval
@@ -80,12 +92,25 @@ func AppendBucket(chunk []byte, b Bucket) []byte {
 }
 
 // State is a key's bag decoded: its cleanup progress (or
-// match.NoProgress), the entries kept in the bag, in bag order, and the
-// directory of its buckets (empty in the bag-only layout), in bag order.
+// match.NoProgress), the entries kept in the bag, in bag order, the
+// directory of its buckets (empty in the bag-only layout), in bag order,
+// and its cleanup records, in bag order.
 type State struct {
 	Progress int64
 	Entries  []match.Entry[[]byte]
 	Buckets  []Bucket
+	Cleanups []Cleanup
+}
+
+// Cleanup is a cleanup record (AppendCleanup) where it stands in the bag:
+// the time its timer fired, how many of State.Entries came before it, and
+// the largest progress recorded before it (or match.NoProgress). The
+// progress of State is that of the progress records alone: what cleanup
+// records remove is for the reader to apply.
+type Cleanup struct {
+	At       int64
+	Entries  int
+	Progress int64
 }
 
 // EncodeState returns a key's bag as one chunk: progress (if any), the
@@ -127,6 +152,9 @@ func DecodeChunks(chunks [][]byte) (*match.Buffer[[]byte], error) {
 	if len(st.Buckets) > 0 {
 		return nil, fmt.Errorf("beamjoin: bagstate: state holds %d bucket records: its entries are not all in these chunks", len(st.Buckets))
 	}
+	if len(st.Cleanups) > 0 {
+		return nil, fmt.Errorf("beamjoin: bagstate: state holds %d cleanup records: its entries are not all live", len(st.Cleanups))
+	}
 	return match.Restore(st.Entries, st.Progress), nil
 }
 
@@ -136,8 +164,8 @@ func DecodeEntries(chunk []byte) ([]match.Entry[[]byte], error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(st.Buckets) > 0 || st.Progress != match.NoProgress {
-		return nil, fmt.Errorf("beamjoin: bagstate: a bucket holds a directory or progress record")
+	if len(st.Buckets) > 0 || len(st.Cleanups) > 0 || st.Progress != match.NoProgress {
+		return nil, fmt.Errorf("beamjoin: bagstate: a bucket holds a directory, progress or cleanup record")
 	}
 	return st.Entries, nil
 }
@@ -160,6 +188,8 @@ func DecodeState(chunks [][]byte) (State, error) {
 			switch side := tag &^ flagMatched; side {
 			case tagProgress:
 				st.Progress = max(st.Progress, t)
+			case tagCleanup:
+				st.Cleanups = append(st.Cleanups, Cleanup{At: t, Entries: len(st.Entries), Progress: st.Progress})
 			case tagLeft, tagRight:
 				l, n := binary.Uvarint(c[off:])
 				if n <= 0 || uint64(len(c)-off-n) < l {

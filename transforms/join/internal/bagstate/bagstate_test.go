@@ -50,3 +50,37 @@ func TestDecodeChunksErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanupRecords: DecodeState reports each cleanup record with how
+// many entries came before it and the progress recorded before it, and
+// keeps the records' times out of Progress; DecodeChunks and
+// DecodeEntries refuse a bag or bucket that holds one.
+func TestCleanupRecords(t *testing.T) {
+	e := func(side match.Side, ts int64) []byte {
+		return AppendEntry(nil, match.Entry[[]byte]{Side: side, Time: ts, Value: []byte("v")})
+	}
+	chunks := [][]byte{
+		EncodeState(100, nil, []match.Entry[[]byte]{{Side: match.Left, Time: 200, Value: []byte("l")}}),
+		e(match.Right, 300),
+		AppendCleanup(nil, 5000),
+		AppendProgress(e(match.Left, 9000), 150),
+		AppendCleanup(nil, 12000),
+	}
+	st, err := DecodeState(chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Cleanup{{At: 5000, Entries: 2, Progress: 100}, {At: 12000, Entries: 3, Progress: 150}}
+	if diff := cmp.Diff(want, st.Cleanups); diff != "" {
+		t.Errorf("cleanups (-want +got):\n%s", diff)
+	}
+	if st.Progress != 150 || len(st.Entries) != 3 {
+		t.Errorf("progress %d and %d entries, want 150 and 3", st.Progress, len(st.Entries))
+	}
+	if _, err := DecodeChunks(chunks); err == nil {
+		t.Error("DecodeChunks took a bag with cleanup records")
+	}
+	if _, err := DecodeEntries(AppendCleanup(nil, 1)); err == nil {
+		t.Error("DecodeEntries took a bucket with a cleanup record")
+	}
+}
