@@ -22,11 +22,10 @@ import (
 // The join itself cannot read the watermark and judges an element against
 // its key's cleanup (see the package documentation's "Late data in
 // Interval"), so an element far behind the watermark on a key it never saw
-// is joined as new. A source that knows the watermark it has reported (a
-// replay, a stream reader with a watermark estimate) can send an element
-// more than LateBehind behind it to the late output instead: the join
-// then never sees an element it could only judge by chance, and its
-// result depends only on which elements are present. Package jsonl's
+// is joined as new. A source that knows its watermark (a replay, a stream
+// reader with a watermark estimate) can send an element more than
+// LateBehind behind it to a late output of its own instead; the package
+// documentation says what that gives and what it costs. Package jsonl's
 // replay does so for the beamjoin command.
 //
 // LateBehind returns TryInterval's error for options it would reject, and
