@@ -89,6 +89,13 @@ side and its time are null):
   {"kind":"pair","key":K,"left":{...},"right":{...},"left_time":MS,"right_time":MS,"time":MS}
 Late elements (--late): {"side":"left","key":K,"time":MS,"value":{...}}
 Dead letters (--dead-letter): {"file":"...","line":N,"error":"...","raw":"..."}
+
+With --watermark-lag the reader judges lateness: an object read more than
+--allowed-lateness behind the watermark (a left one with --lower above 0,
+or a right one with --upper below 0, that much more) is late whatever its
+key, is never joined, and goes to --late with "judged_by":"reader"; the
+summary counts it as reader_late. Results and late objects are then the
+same in every run.
 `,
 	jsonjoin.Window: `Usage: beamjoin window --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
 

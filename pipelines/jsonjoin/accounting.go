@@ -323,7 +323,7 @@ func (s *Summary) read(r io.Reader) error {
 		}
 	}
 	for _, side := range []string{"left", "right"} {
-		s.Counts[side+"_read"] = s.Counts[side+"_"+countIn] + s.Counts[side+"_"+countInvalid]
+		s.Counts[side+"_read"] = s.Counts[side+"_"+countIn] + s.Counts[side+"_"+countReaderLate] + s.Counts[side+"_"+countInvalid]
 	}
 	s.sortDeadLetters()
 	return sc.Err()

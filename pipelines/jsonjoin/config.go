@@ -57,7 +57,9 @@ type Config struct {
 	// line order, the files merged by event time, with one watermark that
 	// trails the largest time read by WatermarkLag (see jsonl.ReadAll and
 	// the Replay section of the package doc); otherwise files are read
-	// whole, in batch.
+	// whole, in batch. A replayed interval join's reader judges lateness
+	// itself: a line more than join.LateBehind behind the watermark goes
+	// to Late, marked as judged by the reader (see the package doc).
 	Replay       bool
 	WatermarkLag time.Duration
 

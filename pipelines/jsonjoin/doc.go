@@ -50,6 +50,11 @@
 //
 //	{"side":"left","key":K,"time":MS,"value":{…}}
 //
+// and, in the same file, those the reader of a replay judged late
+// (FormatReaderLate; see Replay):
+//
+//	{"side":"left","key":K,"time":MS,"value":{…},"judged_by":"reader"}
+//
 // Dead letters (FormatDeadLetter):
 //
 //	{"file":"orders.jsonl","line":17,"error":"field \"ts\": missing","raw":"…"}
@@ -67,18 +72,30 @@
 // lines and the watermark reports the join receives are then the same in
 // every run.
 //
-// What may still differ between runs is the fate of a line that comes
-// after the watermark has passed the time at which the join acts on its
-// key: for the interval join, the cleanup of the line's partners (the line
-// is more than WatermarkLag plus AllowedLateness behind the latest time
-// read before it); for a window join or cogroup, the end of the line's
-// window. Beam runs the reader and the join at the same time and tells the
-// join of the watermark only through its timers (or, for windows, when it
-// closes them), so such a line is late if the runner has acted on the
-// watermark before the line reaches the join, and joined otherwise (a
-// window join drops a late line). The late elements, and the records of
-// their keys, can therefore vary; everything else is the same in every
-// run, and a run without Replay does not depend on timing at all.
+// In an interval join the reader also judges lateness (jsonl's
+// Source.JudgeLate, by join.LateBehind): a line more than AllowedLateness
+// behind the watermark when it is read (for the left side with Lower above
+// 0, that much more; for the right side with Upper below 0, -Upper more)
+// is late, on any key, whether or not its partners are still buffered: it
+// goes to Late with "judged_by":"reader" and is counted per side as
+// reader_late, never joined. That is the line the join could only judge by
+// timing, and on a key it had never seen or had forgotten would join as
+// new, its records behind the watermark. So which lines are late no
+// longer depends on timing, and the results are a batch join's of the
+// input less the late elements (MaxBufferedPerKey's evictions aside): the
+// command's end-to-end tests check both against SQLite and across runs.
+// (The join still judges late, against its keys' cleanup, any line it gets
+// behind a cleanup; in the runs measured the reader had taken every such
+// line first.)
+//
+// For a window join or cogroup a line that comes after the watermark has
+// passed the end of its window may still be late in one run and joined in
+// another: Beam runs the reader and the join at the same time and tells
+// the join of the watermark only when it closes a window, so such a line is
+// late if the runner has closed its window before the line reaches the
+// join, and joined otherwise (a window join drops a late line). Everything
+// else is the same in every run, and a run without Replay does not depend
+// on timing at all.
 //
 // # Runners
 //
@@ -100,9 +117,10 @@
 // v2.77 can lose a counter's first increments when two bundles report it
 // at once): Build counts, with Beam combines, each side's records and dead
 // letters as the reader emits them (dead letters by reason, keeping the
-// first line of each), and the records the join makes by kind, and writes
-// the counts to Config.Accounting, which ReadSummary reads back. Per side,
-// lines read = in (records that went to the join) + invalid. Summary.Check
+// first line of each), the lines the reader judged late, and the records
+// the join makes by kind, and writes the counts to Config.Accounting, which
+// ReadSummary reads back. Per side, lines read = in (records that went to
+// the join) + reader_late + invalid. Summary.Check
 // fails an input of which no line is valid (saying which field was wrong in
 // how many lines) and, where the fates of the join's elements are counted,
 // any element without exactly one fate.

@@ -45,7 +45,7 @@ func Build(s beam.Scope, c Config) error {
 	// Files are read together: a replay is one stream of both inputs,
 	// with one watermark (see jsonl.ReadAll). Subscriptions are streams
 	// of their own (pubsub.go).
-	left, right, leftBad, rightBad, err := c.read(s)
+	left, right, leftBad, rightBad, readerLate, err := c.read(s)
 	if err != nil {
 		return err
 	}
@@ -72,8 +72,10 @@ func Build(s beam.Scope, c Config) error {
 		}
 		out = beam.ParDo(s, FormatResult, results)
 		counts = append(counts, beam.ParDo(s, &countResultFn{counter: counter{Hub: c.hub}}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
+		lateLines, readerCounts := c.withReaderLate(s, beam.ParDo(s, FormatLate, late), readerLate)
+		counts = append(counts, readerCounts...)
 		if c.Late != "" {
-			if err := write(s.Scope("late"), c.Late, beam.ParDo(s, FormatLate, late)); err != nil {
+			if err := write(s.Scope("late"), c.Late, lateLines); err != nil {
 				return err
 			}
 		}

@@ -99,8 +99,10 @@ func (c Config) checkPubSub() error {
 }
 
 // read reads both inputs: files through jsonl.TryReadAll (together, so that
-// a replay has one watermark), subscriptions through pubsubio.
-func (c Config) read(s beam.Scope) (left, right, leftBad, rightBad beam.PCollection, err error) {
+// a replay has one watermark), subscriptions through pubsubio. A replay
+// that judges lateness (readerlate.go) gives, at late[i], the late records
+// of side i; late[i] is not valid otherwise.
+func (c Config) read(s beam.Scope) (left, right, leftBad, rightBad beam.PCollection, late [2]beam.PCollection, err error) {
 	sides := []string{"left", "right"}
 	var records, bad [2]beam.PCollection
 	var files []jsonl.Source
@@ -117,15 +119,18 @@ func (c Config) read(s beam.Scope) (left, right, leftBad, rightBad beam.PCollect
 		}
 	}
 	if len(files) > 0 {
-		r, b, err := jsonl.TryReadAll(s, files...)
+		r, l, b, err := c.readFiles(s, files)
 		if err != nil {
-			return left, right, leftBad, rightBad, err
+			return left, right, leftBad, rightBad, late, err
 		}
 		for j, i := range at {
 			records[i], bad[i] = r[j], b[j]
+			if l != nil {
+				late[i] = l[j]
+			}
 		}
 	}
-	return records[0], records[1], bad[0], bad[1], nil
+	return records[0], records[1], bad[0], bad[1], late, nil
 }
 
 // readPubSub reads a subscription as records keyed as jsonl.Read keys

@@ -29,7 +29,9 @@ type Summary struct {
 	// each.
 	Fates bool
 	// Counts are per side, "left_" or "right_" and read (lines), invalid
-	// (dead letters), in (records that went to the join), the fates
+	// (dead letters), in (records that went to the join), reader_late
+	// (records that the reader of a replay judged late and sent to the
+	// late output, not to the join; see the package doc's Replay), the fates
 	// matched, unmatched, expired, evicted, grouped and late, unmatched_out
 	// and late_out (records written: for window and cogroup, one per
 	// element and window it missed); and of records written: pairs_out,
@@ -120,9 +122,13 @@ var (
 //	left: in 5 = matched 3 + unmatched 1 + expired 0 + late 1
 //
 // Per side, the columns are lines read, records that went to the join,
-// their fates, dead letters.
+// the records the reader judged late (reader_late, when there are any),
+// the fates of those that went to the join, dead letters.
 func (s Summary) String() string {
 	cols := []string{"read", "in"}
+	if s.Counts["left_"+countReaderLate]+s.Counts["right_"+countReaderLate] > 0 {
+		cols = append(cols, countReaderLate)
+	}
 	if s.Fates {
 		cols = append(cols, FateColumns(s.Op)...)
 	}
@@ -187,7 +193,7 @@ func (s Summary) Check() error {
 	var errs []error
 	for _, side := range []string{"left", "right"} {
 		n := func(c string) int64 { return s.Counts[side+"_"+c] }
-		if n("read") > 0 && n("in") == 0 {
+		if n("read") > 0 && n("in")+n(countReaderLate) == 0 {
 			errs = append(errs, s.noValidLine(side))
 		}
 		if !s.Fates {
@@ -203,8 +209,13 @@ func (s Summary) Check() error {
 			errs = append(errs, fmt.Errorf("beamjoin: %s: %d records went to the join and %d came out of it (%s): %d are unaccounted for",
 				side, n("in"), fates, strings.Join(each, ", "), n("in")-fates))
 		}
-		if s.FromRecords && (n("late") != n("late_out") && s.Op == Interval || n("late") > n("late_out")) {
-			errs = append(errs, fmt.Errorf("beamjoin: %s: the join judged %d elements late and wrote %d late records", side, n("late"), n("late_out")))
+		// The reader's late records are written to the same output.
+		if late := n("late") + n(countReaderLate); s.FromRecords && (late != n("late_out") && s.Op == Interval || late > n("late_out")) {
+			judged := fmt.Sprintf("the join judged %d elements late", n("late"))
+			if r := n(countReaderLate); r > 0 {
+				judged += fmt.Sprintf(" and the reader %d", r)
+			}
+			errs = append(errs, fmt.Errorf("beamjoin: %s: %s and wrote %d late records", side, judged, n("late_out")))
 		}
 	}
 	return errors.Join(errs...)

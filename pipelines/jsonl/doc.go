@@ -50,9 +50,9 @@
 //     shown before it: each file is a stream delivered in line order.
 //   - Watermark. The largest event time read so far less WatermarkLag, as
 //     a stream source with bounded out-of-orderness would report it. A line
-//     whose time is behind the watermark is still emitted: what a late
-//     element means is for the consumer to say (the interval join sends it
-//     to its late output).
+//     whose time is behind the watermark is still emitted as a record:
+//     what a late element means is for the consumer to say; unless the
+//     source judges lateness (see Late lines).
 //   - Reports. The reader reports the watermark by checkpointing, a bundle
 //     round trip for it and for every stage downstream (about 10 ms for the
 //     reader alone on Prism, more with a join), once the largest time has
@@ -77,8 +77,25 @@
 // line is more than WatermarkLag plus the allowed lateness behind the
 // largest time read before it) reaches the consumer before or after that
 // action depending on timing, so it may be late in one run and joined in
-// another, and the records that depend on it differ. Every other line is
-// handled the same way in every run.
+// another, and the records that depend on it differ; and a consumer that
+// judges lateness per key, as the interval join does, joins such a line
+// as new on a key it has never seen. Every other line is handled the same
+// way in every run.
+//
+// # Late lines
+//
+// A source with JudgeLate set (read with ReadAllWithLate) settles those
+// lines in the reader: a record more than LateBehind behind the watermark
+// the replay has reached when it reads the line goes to the source's late
+// records, counted NAME_reader_late, instead of its records, on any key
+// and in every run alike. A join sets LateBehind by its own rule
+// (join.LateBehind for join.Interval: the allowed lateness, and more for
+// bounds that keep a side's partners later than it), so that the line is
+// late here iff the join, had its cleanup reached the watermark, would
+// judge it late; the join then never sees a line that only timing would
+// decide. A line behind the watermark by no more than LateBehind is a
+// record. The beamjoin command sets it for its interval join (see package
+// jsonjoin).
 //
 // The reader keeps its files open between reports and resumes from where
 // it stopped, so it reads each byte once even on a file system whose

@@ -61,6 +61,18 @@ type Source struct {
 	Replay        bool
 	WatermarkLag  time.Duration
 	WatermarkStep time.Duration
+	// JudgeLate, with Replay, makes the replay judge the source's lateness
+	// itself: a record more than LateBehind behind the watermark the
+	// replay has reached when it reads the line (the largest time read
+	// before it less WatermarkLag) is not one of the source's records but
+	// one of its late records, which ReadAllWithLate returns (Read and
+	// ReadAll reject a source that judges lateness). Which lines are late
+	// depends only on the files and the settings. A join sets LateBehind
+	// by its own rule (join.LateBehind for join.Interval), so that a line
+	// is late here iff the join, had its cleanup reached the watermark,
+	// would judge it late; see the package doc.
+	JudgeLate  bool
+	LateBehind time.Duration
 }
 
 // Read reads src into keyed, timestamped records,
@@ -83,7 +95,7 @@ func Read(s beam.Scope, src Source) (records, deadLetters beam.PCollection) {
 
 // TryRead is Read returning an error instead of panicking.
 func TryRead(s beam.Scope, src Source) (records, deadLetters beam.PCollection, err error) {
-	rs, ds, err := tryReadAll(s.Scope("jsonl.Read"), []Source{src})
+	rs, _, ds, err := tryReadAll(s.Scope("jsonl.Read"), []Source{src}, false)
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
@@ -114,38 +126,44 @@ func ReadAll(s beam.Scope, srcs ...Source) (records, deadLetters []beam.PCollect
 
 // TryReadAll is ReadAll returning an error instead of panicking.
 func TryReadAll(s beam.Scope, srcs ...Source) (records, deadLetters []beam.PCollection, err error) {
-	return tryReadAll(s.Scope("jsonl.ReadAll"), srcs)
+	records, _, deadLetters, err = tryReadAll(s.Scope("jsonl.ReadAll"), srcs, false)
+	return records, deadLetters, err
 }
 
-func tryReadAll(s beam.Scope, srcs []Source) (records, deadLetters []beam.PCollection, err error) {
+// tryReadAll reads srcs; late is nil unless withLate, and a source that
+// judges lateness is an error without it.
+func tryReadAll(s beam.Scope, srcs []Source, withLate bool) (records, late, deadLetters []beam.PCollection, err error) {
 	if len(srcs) == 0 {
-		return nil, nil, fmt.Errorf("beamjoin: jsonl.ReadAll: no source")
+		return nil, nil, nil, fmt.Errorf("beamjoin: jsonl.ReadAll: no source")
 	}
 	parsers := make([]parser, len(srcs))
 	files := make([][]string, len(srcs))
 	for i, src := range srcs {
 		if files[i], parsers[i].Dir, err = src.files(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		parsers[i].Name, parsers[i].Fields, parsers[i].MaxLineBytes = src.Name, src.Fields, src.MaxLineBytes
+		parsers[i].JudgeLate, parsers[i].LateBehind = src.JudgeLate, src.LateBehind.Milliseconds()
 		if parsers[i].MaxLineBytes == 0 {
 			parsers[i].MaxLineBytes = DefaultMaxLineBytes
 		}
 		first := srcs[0]
 		switch {
 		case i > 0 && slices.ContainsFunc(srcs[:i], func(o Source) bool { return o.Name == src.Name }):
-			return nil, nil, fmt.Errorf("beamjoin: two sources are named %q: their counters would mix", src.Name)
+			return nil, nil, nil, fmt.Errorf("beamjoin: two sources are named %q: their counters would mix", src.Name)
 		case src.Replay != first.Replay:
-			return nil, nil, fmt.Errorf("beamjoin: %s and %s: read together, both are replayed or neither is", first.Name, src.Name)
+			return nil, nil, nil, fmt.Errorf("beamjoin: %s and %s: read together, both are replayed or neither is", first.Name, src.Name)
 		case src.Replay && src.WatermarkLag != first.WatermarkLag:
-			return nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one lag (%v and %v)", first.Name, src.Name, first.WatermarkLag, src.WatermarkLag)
+			return nil, nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one lag (%v and %v)", first.Name, src.Name, first.WatermarkLag, src.WatermarkLag)
 		case src.Replay && src.WatermarkStep != first.WatermarkStep:
-			return nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one step (%v and %v)", first.Name, src.Name, first.WatermarkStep, src.WatermarkStep)
+			return nil, nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one step (%v and %v)", first.Name, src.Name, first.WatermarkStep, src.WatermarkStep)
+		case src.JudgeLate && !withLate:
+			return nil, nil, nil, fmt.Errorf("beamjoin: %s judges lateness: read it with jsonl.ReadAllWithLate, which returns its late records", src.Name)
 		}
 	}
 	if srcs[0].Replay {
-		records, deadLetters = replayAll(s, srcs[0], parsers, files)
-		return records, deadLetters, nil
+		records, late, deadLetters = replayAll(s, srcs[0], parsers, files, withLate)
+		return records, late, deadLetters, nil
 	}
 	for i, p := range parsers {
 		var names []any
@@ -155,13 +173,16 @@ func tryReadAll(s beam.Scope, srcs []Source) (records, deadLetters []beam.PColle
 		si := s.Scope(p.Name)
 		rs, ds := beam.ParDo2(si, &readFileFn{P: p}, beam.Reshuffle(si, beam.Create(si, names...)))
 		records, deadLetters = append(records, rs), append(deadLetters, ds)
+		if withLate {
+			late = append(late, beam.ParDo(si, noLateFn, rs))
+		}
 	}
-	return records, deadLetters, nil
+	return records, late, deadLetters, nil
 }
 
 // replayAll adds the replay of the files of every source: one replayFn,
-// whose outputs are then split by source.
-func replayAll(s beam.Scope, settings Source, parsers []parser, files [][]string) (records, deadLetters []beam.PCollection) {
+// whose outputs are then split by source, late records too withLate.
+func replayAll(s beam.Scope, settings Source, parsers []parser, files [][]string, withLate bool) (records, late, deadLetters []beam.PCollection) {
 	fn := &replayFn{Sources: parsers, LagMillis: settings.WatermarkLag.Milliseconds(), StepMillis: settings.WatermarkStep.Milliseconds()}
 	if settings.WatermarkStep == 0 {
 		fn.StepMillis = DefaultWatermarkStep.Milliseconds()
@@ -175,9 +196,12 @@ func replayAll(s beam.Scope, settings Source, parsers []parser, files [][]string
 	for i, p := range parsers {
 		si := s.Scope(p.Name)
 		records = append(records, beam.ParDo(si, &recordsOfFn{Source: i}, all))
+		if withLate {
+			late = append(late, beam.ParDo(si, &lateOfFn{Source: i}, all))
+		}
 		deadLetters = append(deadLetters, beam.ParDo(si, &deadLettersOfFn{Source: i}, bad))
 	}
-	return records, deadLetters
+	return records, late, deadLetters
 }
 
 // files validates src and expands its pattern, in sorted order. Relative
@@ -201,6 +225,9 @@ func (src Source) files() (files []string, dir string, err error) {
 	}
 	if src.Replay && (src.WatermarkStep < 0 || src.WatermarkStep%time.Millisecond != 0) {
 		return nil, "", fmt.Errorf("beamjoin: %s: watermark step %v must be a non-negative whole number of milliseconds", src.Name, src.WatermarkStep)
+	}
+	if err := src.checkLate(); err != nil {
+		return nil, "", err
 	}
 	ctx := context.Background()
 	fs, err := filesystem.New(ctx, src.Pattern)
@@ -233,13 +260,16 @@ type parser struct {
 	Fields       Fields
 	MaxLineBytes int
 	Dir          string
+	JudgeLate    bool  // see Source.JudgeLate
+	LateBehind   int64 // milliseconds
 
-	read, invalid beam.Counter
+	read, invalid, late beam.Counter
 }
 
 func (p *parser) setup() {
 	p.read = beam.NewCounter("beamjoin", p.Name+"_read")
 	p.invalid = beam.NewCounter("beamjoin", p.Name+"_invalid")
+	p.late = beam.NewCounter("beamjoin", p.Name+"_"+ReaderLate)
 }
 
 // parse reads a line's key and time, or says why it is not a record.

@@ -67,6 +67,7 @@ type sourcedRecord struct {
 	Source int
 	Key    string
 	Record Record
+	Late   bool // judged late by the replay (late.go)
 }
 
 type sourcedDeadLetter struct {
@@ -165,7 +166,8 @@ func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf
 		}
 		p := &f.Sources[r.source]
 		if rec, ok := p.emit(ctx, r.name, h, func(dl DeadLetter) { dead(sourcedDeadLetter{Source: r.source, DeadLetter: dl}) }); ok {
-			emit(mtime.Time(h.ts), sourcedRecord{Source: r.source, Key: h.key, Record: rec})
+			late := p.judge(ctx, h.ts, we.MaxTime(), f.LagMillis)
+			emit(mtime.Time(h.ts), sourcedRecord{Source: r.source, Key: h.key, Record: rec, Late: late})
 			we.observe(h.ts)
 		}
 		read += h.l.Next - h.start
@@ -342,7 +344,7 @@ type recordsOfFn struct {
 }
 
 func (f *recordsOfFn) ProcessElement(et beam.EventTime, r sourcedRecord, emit func(beam.EventTime, string, Record)) {
-	if r.Source == f.Source {
+	if r.Source == f.Source && !r.Late {
 		emit(et, r.Key, r.Record)
 	}
 }

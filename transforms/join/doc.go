@@ -205,6 +205,23 @@
 // downstream GroupByKey may drop them as late. Records of an element that
 // was on time when it arrived are never late downstream.
 //
+// A source that knows its own watermark can close that gap; the join
+// cannot. LateBehind(side, opts...) is how far behind the watermark an
+// element of a side may be before the join, had its cleanup on the
+// element's key reached the watermark, would judge it late: the allowed
+// lateness, plus the distance to the element's earliest possible partner
+// when the bounds keep all its partners later than it. A source that sends
+// each element more than that behind its watermark (at least the one it
+// has reported when it emits the element) to a late output of its own
+// leaves the join no element behind a cleanup the join may not know of:
+// none is joined as new behind the watermark, so no record is behind it,
+// and whether an element is late no longer depends on what the join
+// remembers of its key. It has a cost: such an element is late even when
+// its partners are all still buffered. The beamjoin command does this for
+// replayed files (package pipelines/jsonl, Source.JudgeLate); a pipeline of
+// one's own must do it in its own source, or in a DoFn fused with it, which
+// alone know the watermark when they emit. Beam's sources do not.
+//
 // Why not a bound from every key's timer firings, which proves the
 // watermark passed them: Prism v2.77 orders a key's elements and timer
 // firings by event time, but fires a key's timers against its upstream

@@ -436,14 +436,11 @@ func TestE2EMalformed(t *testing.T) {
 // k2 at 1m, k3 at 2m; payments (right) one a minute from 0 to 70m for
 // other keys, among them k2's at 3m (a pair), k3's at 40m (too late by
 // the bounds [0, 30m]: k3 is unpaid) and, written after the 50m line, k1's
-// at 5m. When that line is read the watermark is at 50m: k1's order was
-// cleaned up at 30m, so the payment is late. It goes to the late file, and
-// k1 is reported unpaid, where a batch run pairs them.
-//
-// The orders file is short, so its replay ends (and stops holding the
-// watermark) long before the payments replay reaches the 50m line; the
-// 20 watermark steps between k1's cleanup and its late payment leave the
-// join ample time to run that cleanup first.
+// at 5m. When that line is read the watermark is at 50m: the payment is
+// 45 minutes behind it, with no allowed lateness, so the reader judges it
+// late (k1's order may have been cleaned up since 30m). It goes to the late
+// file, marked "judged_by":"reader", and k1 is reported unpaid, where a
+// batch run pairs them.
 func TestE2EWatermarkLag(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -1,0 +1,113 @@
+package jsonjoin_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
+	"github.com/beamjoin/beamjoin/pipelines/jsonl"
+	"github.com/beamjoin/beamjoin/transforms/join"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReplayReaderLate runs a full outer interval join of two replayed
+// files, Between(0, 10s) with 5 s of allowed lateness and a 1-minute
+// watermark lag, whose reader judges lateness (join.LateBehind: 5 s for
+// either side). The lines are read in this order (merged by event time):
+//
+//	left p@100s; right e@237s, b@238s; right p@104s (watermark 178 s: 74 s
+//	behind); left z@300s (watermark 240 s), new@200s (40 s behind), b@236s
+//	(4 s behind), e@235s (5 s behind), f@234.999s (5.001 s behind).
+//
+// right p, left new and left f are late: in the late file, marked as judged
+// by the reader, never joined. So left p, the would-be partner of right p,
+// is unmatched, as if right p were not there, and key new, which the join
+// never saw, has no record. Left b and left e are behind the watermark by
+// no more than the allowed lateness and are joined. Before the reader judged
+// lateness, right p met left p or was late depending on when the join
+// cleaned up key p, and left new and left f were joined as new (an
+// unmatched record each, behind the watermark). The summary accounts for
+// every line.
+func TestReplayReaderLate(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"left.jsonl": `{"k":"p","t":100000}
+{"k":"z","t":300000}
+{"k":"new","t":200000}
+{"k":"b","t":236000}
+{"k":"e","t":235000}
+{"k":"f","t":234999}
+`,
+		"right.jsonl": `{"k":"e","t":237000}
+{"k":"b","t":238000}
+{"k":"p","t":104000}
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fields := jsonl.Fields{Key: "k", Time: "t"}
+	c := jsonjoin.Config{
+		Op:    jsonjoin.Interval,
+		Left:  jsonjoin.Input{Pattern: filepath.Join(dir, "left.jsonl"), Fields: fields},
+		Right: jsonjoin.Input{Pattern: filepath.Join(dir, "right.jsonl"), Fields: fields},
+		Lower: 0, Upper: 10 * time.Second, AllowedLateness: 5 * time.Second,
+		Type: join.FullOuter, Emit: join.EmitFinal,
+		Replay: true, WatermarkLag: time.Minute,
+		Out:  filepath.Join(dir, "out.jsonl"),
+		Late: filepath.Join(dir, "late.jsonl"),
+	}
+	wantOut := []string{
+		`{"kind":"pair","key":"b","left":{"k":"b","t":236000},"right":{"k":"b","t":238000},"left_time":236000,"right_time":238000,"time":238000}`,
+		`{"kind":"pair","key":"e","left":{"k":"e","t":235000},"right":{"k":"e","t":237000},"left_time":235000,"right_time":237000,"time":237000}`,
+		`{"kind":"unmatched","key":"p","left":{"k":"p","t":100000},"right":null,"left_time":100000,"right_time":null,"time":100000}`,
+		`{"kind":"unmatched","key":"z","left":{"k":"z","t":300000},"right":null,"left_time":300000,"right_time":null,"time":300000}`,
+	}
+	wantLate := []string{
+		`{"side":"left","key":"f","time":234999,"value":{"k":"f","t":234999},"judged_by":"reader"}`,
+		`{"side":"left","key":"new","time":200000,"value":{"k":"new","t":200000},"judged_by":"reader"}`,
+		`{"side":"right","key":"p","time":104000,"value":{"k":"p","t":104000},"judged_by":"reader"}`,
+	}
+	wantCounts := map[string]int64{
+		"left_read": 6, "left_in": 4, "left_reader_late": 2,
+		"right_read": 3, "right_in": 2, "right_reader_late": 1,
+		"pairs_out": 2, "left_unmatched_out": 2, "left_late_out": 2, "right_late_out": 1,
+	}
+	for run := 1; run <= 2; run++ {
+		sum, err := jsonjoin.Run(context.Background(), c, jsonjoin.DefaultRunner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantOut, readLines(t, c.Out)); diff != "" {
+			t.Errorf("run %d: results (-want +got):\n%s", run, diff)
+		}
+		if diff := cmp.Diff(wantLate, readLines(t, c.Late)); diff != "" {
+			t.Errorf("run %d: late elements (-want +got):\n%s", run, diff)
+		}
+		if diff := cmp.Diff(wantCounts, sum.Counts); diff != "" {
+			t.Errorf("run %d: summary counts (-want +got):\n%s", run, diff)
+		}
+		if err := sum.Check(); err != nil {
+			t.Errorf("run %d: Check() = %v", run, err)
+		}
+		if got := strings.SplitN(sum.String(), "\n", 2)[0]; !strings.Contains(got, "reader_late") {
+			t.Errorf("run %d: the summary's header %q has no reader_late column", run, got)
+		}
+	}
+}
+
+// readLines returns the lines of a file the join wrote, which are sorted.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
