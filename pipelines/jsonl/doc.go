@@ -104,8 +104,14 @@
 // worker, after a failure) opens the file again and skips to its place,
 // seeking where the file system allows.
 //
-// // # Writing
+// # Writing
 //
 // Write collects a PCollection of lines into one file, sorted, once all of
-// them are known: it suits the results of a command, not bulk output.
+// them are known: it suits the results of a command, not bulk output. The
+// lines reach the one writer through a GroupByKey in the global window, in
+// batches of a bundle (at most about 1 MiB each), not one element per
+// line: Prism looks at every element waiting in an open window each time
+// the watermark moves, so during a replay, whose watermark moves at every
+// report, lines held one by one made that cost grow with the square of the
+// run.
 package jsonl

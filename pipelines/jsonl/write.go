@@ -19,10 +19,11 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, int, func(*string) bool, error](&writeFn{})
+	register.DoFn3x1[context.Context, int, func(*[]string) bool, error](&writeFn{})
 	register.Function1x2(markFile)
-	register.Function1x2(keyLine)
-	register.Iter1[string]()
+	register.DoFn2x0[string, func(int, []string)](&batchLinesFn{})
+	register.Emitter2[int, []string]()
+	register.Iter1[[]string]()
 }
 
 // Stdout and Stderr are the paths Write takes for the standard output and
@@ -42,7 +43,11 @@ const (
 // is taken from the working directory at construction.
 //
 // Every line passes through one worker, in memory: Write is meant for the
-// results of a command, not for bulk output.
+// results of a command, not for bulk output. The lines travel to it in
+// batches, one per bundle (or per batchBytes), not one element each: a
+// runner that holds the elements of an open window and looks at all of
+// them whenever the watermark moves (Prism does) then holds a few batches
+// rather than every line of a streaming run.
 //
 //	jsonl.Write(s, "unpaid.jsonl", lines)
 func Write(s beam.Scope, path string, lines beam.PCollection) {
@@ -56,32 +61,58 @@ func Write(s beam.Scope, path string, lines beam.PCollection) {
 			fn.Path = filepath.Join(dir, fn.Path)
 		}
 	}
-	// A marker is grouped with the lines so that the write happens once,
-	// when all lines are in, even when there are none.
+	// A marker, an empty batch, is grouped with the lines so that the write
+	// happens once, when all lines are in, even when there are none.
 	marker := beam.ParDo(s, markFile, beam.Impulse(s))
 	global := beam.WindowInto(s, window.NewGlobalWindows(), lines)
-	all := beam.Flatten(s, marker, beam.ParDo(s, keyLine, global))
+	all := beam.Flatten(s, marker, beam.ParDo(s, &batchLinesFn{}, global))
 	beam.ParDo0(s, fn, beam.GroupByKey(s, all))
 }
 
-// fileMarker is the marker's value: a newline, which no line holds.
-const fileMarker = "\n"
+func markFile([]byte) (int, []string) { return 0, nil }
 
-func markFile([]byte) (int, string) { return 0, fileMarker }
+// batchBytes is about the most text a batch of lines holds: a batch goes
+// once it reaches that size, the rest when its bundle finishes.
+const batchBytes = 1 << 20
 
-func keyLine(l string) (int, string) { return 0, l }
+// batchLinesFn gathers the lines of a bundle into batches, keyed 0 for the
+// write. It emits a full batch in the window and time of the line that
+// fills it, and the last one when the bundle finishes, in the global
+// window at time zero: both are the global window, which Write puts the
+// lines in and whose only firing is at its end, so neither time matters.
+type batchLinesFn struct {
+	batch []string
+	bytes int
+}
+
+// StartBundle drops what a failed bundle may have left.
+func (f *batchLinesFn) StartBundle(func(int, []string)) { f.batch, f.bytes = nil, 0 }
+
+func (f *batchLinesFn) ProcessElement(l string, emit func(int, []string)) {
+	f.batch = append(f.batch, l)
+	if f.bytes += len(l); f.bytes >= batchBytes {
+		f.flush(emit)
+	}
+}
+
+func (f *batchLinesFn) FinishBundle(emit func(int, []string)) { f.flush(emit) }
+
+func (f *batchLinesFn) flush(emit func(int, []string)) {
+	if len(f.batch) > 0 {
+		emit(0, f.batch)
+	}
+	f.batch, f.bytes = nil, 0
+}
 
 type writeFn struct {
 	Path string
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, _ int, lines func(*string) bool) error {
+func (f *writeFn) ProcessElement(ctx context.Context, _ int, batches func(*[]string) bool) error {
 	var all []string
-	var l string
-	for lines(&l) {
-		if l != fileMarker {
-			all = append(all, l)
-		}
+	var b []string
+	for batches(&b) {
+		all = append(all, b...)
 	}
 	sort.Slice(all, func(i, j int) bool { return naturalLess(all[i], all[j]) })
 
