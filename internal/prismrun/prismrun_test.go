@@ -22,6 +22,47 @@ func progressRace(t *testing.T) error {
 	return errors.New(string(b))
 }
 
+// stuck is a job failure in which Prism declared the job stuck: the shape
+// of engine.ElementManager.checkForQuiescence's error (its first line and
+// a stage dump), written from Prism's source, with the job and stage
+// names of a failure seen in the e2e tests, whose message the command cut
+// to its last line.
+func stuck(t *testing.T) error {
+	t.Helper()
+	b, err := os.ReadFile("testdata/stuck.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errors.New(string(b))
+}
+
+func TestKnownBug(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		race, stop bool
+		want       string
+	}{
+		{"the race", progressRace(t), true, false, "a progress request to a step it runs itself"},
+		{"stuck", stuck(t), false, true, "it declared the job stuck with elements still pending"},
+		{"no error", nil, false, false, ""},
+		{"an assertion failure", errors.New("actual PCollection does not match expected values"), false, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := IsProgressRace(tc.err); got != tc.race {
+				t.Errorf("IsProgressRace = %v, want %v", got, tc.race)
+			}
+			if got := IsStuck(tc.err); got != tc.stop {
+				t.Errorf("IsStuck = %v, want %v", got, tc.stop)
+			}
+			if got := KnownBug(tc.err); got != tc.want {
+				t.Errorf("KnownBug = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestIsProgressRace(t *testing.T) {
 	tests := []struct {
 		name string
@@ -57,7 +98,7 @@ func (f *fakeJob) execute(context.Context) (beam.PipelineResult, error) {
 }
 
 func TestRunRetriesOnlyTheRace(t *testing.T) {
-	race, assertion := progressRace(t), errors.New("actual PCollection does not match expected values")
+	race, stop, assertion := progressRace(t), stuck(t), errors.New("actual PCollection does not match expected values")
 	tests := []struct {
 		name    string
 		errs    []error
@@ -69,6 +110,9 @@ func TestRunRetriesOnlyTheRace(t *testing.T) {
 		{"the race once, then success", []error{race}, 2, []int{2}, ""},
 		{"the race twice, then success", []error{race, race}, 3, []int{2, 3}, ""},
 		{"the race every time", []error{race, race, race, race}, 3, []int{2, 3}, "rerunning is safe"},
+		{"stuck once, then success", []error{stop}, 2, []int{2}, ""},
+		{"the race, then stuck, then success", []error{race, stop}, 3, []int{2, 3}, ""},
+		{"stuck every time", []error{stop, stop, stop}, 3, []int{2, 3}, "declared the job stuck"},
 		{"an assertion failure is not retried", []error{assertion}, 1, nil, "does not match"},
 		{"an assertion failure after the race", []error{race, assertion}, 2, []int{2}, "does not match"},
 	}
@@ -77,7 +121,7 @@ func TestRunRetriesOnlyTheRace(t *testing.T) {
 			job := &fakeJob{errs: tc.errs}
 			var retries []int
 			_, err := run(context.Background(), job.execute, func(attempt int, err error) {
-				if !IsProgressRace(err) {
+				if KnownBug(err) == "" {
 					t.Errorf("retrying after %v", err)
 				}
 				retries = append(retries, attempt)

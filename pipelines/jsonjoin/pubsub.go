@@ -202,16 +202,16 @@ func write(s beam.Scope, path string, lines beam.PCollection) error {
 var ErrStopped = errors.New("beamjoin: the streaming join was stopped")
 
 // runStreaming runs a streaming job once: it reads messages that a second
-// run would not see again (they are acknowledged), so Prism's progress race
-// is not retried (see internal/prismrun) but reported.
+// run would not see again (they are acknowledged), so Prism's known bugs
+// are not retried (see internal/prismrun) but reported.
 func runStreaming(ctx context.Context, runner string, p *beam.Pipeline) error {
 	prismrun.QuietInTests()
 	_, err := beam.Run(ctx, runner, p)
 	switch {
 	case ctx.Err() != nil:
 		return ErrStopped
-	case prismrun.IsProgressRace(err):
-		return errors.New("beamjoin: Prism v2.77 failed the streaming job with a known bug of its own (a progress request to a step it runs itself), not a fault of the data; a stream is not run again by itself: run the command again to go on from the messages not yet acknowledged")
+	case prismrun.KnownBug(err) != "":
+		return fmt.Errorf("beamjoin: Prism v2.77 failed the streaming job with a known bug of its own (%s), not a fault of the data; a stream is not run again by itself: run the command again to go on from the messages not yet acknowledged", prismrun.KnownBug(err))
 	case err != nil:
 		return fmt.Errorf("beamjoin: pipeline failed: %w", err)
 	}
