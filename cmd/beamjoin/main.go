@@ -43,6 +43,7 @@ import (
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 )
 
@@ -86,6 +87,9 @@ func run(args []string) int {
 		return fail(usagef("unknown subcommand %q: give interval, window or cogroup (run 'beamjoin help')", name))
 	}
 	op := jsonjoin.Op(name)
+	// Prism in process holds the whole run in this heap: collect sooner
+	// than Go's default, unless GOGC says otherwise.
+	prismrun.SetGCPercent()
 	fs.Init("beamjoin "+name, flag.ContinueOnError)
 	f := register(fs, op)
 	if err := fs.Parse(args); err != nil {

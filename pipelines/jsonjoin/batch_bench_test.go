@@ -85,6 +85,7 @@ func TestIntervalBenchChild(t *testing.T) {
 	if arg == "" {
 		t.Skip("run by BenchmarkBatchInterval and BenchmarkReplayInterval only")
 	}
+	prismrun.SetGCPercent() // as the beamjoin command does
 	dir, path, _ := strings.Cut(arg, " ")
 	c := batchConfig(dir, filepath.Join(dir, "out-"+path+".jsonl"))
 	switch path {

@@ -30,6 +30,7 @@ func init() {
 	register.Function1x1(FormatLate)
 	register.Function1x1(FormatWindowLate)
 	register.Function1x1(FormatDeadLetter)
+	register.Function2x2(dropOrigin)
 }
 
 // Build adds the join that c describes to the pipeline: it reads both
@@ -66,6 +67,12 @@ func Build(s beam.Scope, c Config) error {
 			// (join.Bounded), not with state, tens of times faster.
 			opts = append(opts, join.Bounded())
 		}
+		// The interval join's records are written from the lines alone
+		// (FormatResult, FormatLate), so the file and line number of each
+		// are not carried through the join, where they would be held in
+		// state or grouped for nothing (a third of the bytes of a short
+		// line on a long path).
+		left, right := beam.ParDo(s.Scope("left"), dropOrigin, left), beam.ParDo(s.Scope("right"), dropOrigin, right)
 		results, late, err := join.TryInterval[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
 		if err != nil {
 			return err
@@ -113,6 +120,11 @@ func Build(s beam.Scope, c Config) error {
 		account(s, c.Accounting, counts)
 	}
 	return nil
+}
+
+// dropOrigin keeps of a record only its line: Raw, not File and Line.
+func dropOrigin(key string, r jsonl.Record) (string, jsonl.Record) {
+	return key, jsonl.Record{Raw: r.Raw}
 }
 
 // windowLate writes the late elements of a window join or cogroup where c
@@ -196,10 +208,10 @@ const DefaultProgressEvery = 5 * time.Second
 // command sets it): Prism v2.77 loses or repeats the interval join's timer
 // work when it splits a bundle that holds timers (apache/beam#35771).
 //
-// When Prism fails the job with its progress race (see package
-// internal/prismrun), Run says so on standard error and runs the pipeline
-// again: the results are written only when a run succeeds, so nothing is
-// written twice.
+// When Prism fails the job with one of its known bugs (its progress race,
+// or declaring the job stuck: see package internal/prismrun), Run says so
+// on standard error and runs the pipeline again: the results are written
+// only when a run succeeds, so nothing is written twice.
 //
 // A streaming job (c reads a Pub/Sub subscription, see Config.Streaming)
 // runs until ctx is cancelled, and then Run returns ErrStopped; it is not
@@ -255,17 +267,17 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		}
 		return sum, err
 	}
-	pr, err := prismrun.Run(ctx, runner, p, func(attempt int, _ error) {
-		fmt.Fprintf(os.Stderr, "beamjoin: Prism v2.77 failed the job with a known bug of its own (a progress request to a step it runs itself), not a fault of the data; running it again (attempt %d of %d)\n", attempt, prismrun.Attempts)
+	pr, err := prismrun.Run(ctx, runner, p, func(attempt int, err error) {
+		fmt.Fprintf(os.Stderr, "beamjoin: Prism v2.77 failed the job with a known bug of its own (%s), not a fault of the data; running it again (attempt %d of %d)\n", prismrun.KnownBug(err), attempt, prismrun.Attempts)
 		if h != nil {
 			h.reset()
 		}
 	})
 	if err != nil {
-		if prismrun.IsProgressRace(err) {
-			// Prism's own error is a panic and its stack: say what it
-			// means in one line.
-			return Summary{}, fmt.Errorf("beamjoin: Prism v2.77 failed the job %d times with a known bug of its own (a progress request to a step it runs itself, likelier on a busy machine), not a fault of the data; rerunning is safe: every output is written whole", prismrun.Attempts)
+		if bug := prismrun.KnownBug(err); bug != "" {
+			// Prism's own error is a panic and its stack, or a dump of
+			// its stages: say what it means in one line.
+			return Summary{}, fmt.Errorf("beamjoin: Prism v2.77 failed the job %d times with a known bug of its own (%s, likelier on a busy machine), not a fault of the data; rerunning is safe: every output is written whole", prismrun.Attempts, bug)
 		}
 		return Summary{}, fmt.Errorf("beamjoin: pipeline failed: %w", err)
 	}

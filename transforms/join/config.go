@@ -33,6 +33,7 @@ type config struct {
 	set          setMask
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
+	gatherBytes     int  // tests only: the bounded path's gatherFn.Hold; 0: the default
 }
 
 // rules is the config in the matching core's terms.

@@ -14,3 +14,8 @@ func NoBundleCache() Option { return withoutBundleCache() }
 // NoAppendCleanup makes every cleanup firing of an interval join read and
 // rewrite its key's state, as before cleanup records.
 func NoAppendCleanup() Option { return withoutAppendCleanup() }
+
+// GatherBytes makes an interval join's bounded path hand on the values it
+// gathers by key once they hold more than n bytes (n = 1: every value
+// alone), rather than at 16 MiB.
+func GatherBytes(n int) Option { return withGatherBytes(n) }

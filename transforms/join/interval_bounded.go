@@ -1,9 +1,9 @@
 package join
 
 // This file holds the interval join's bounded-input path (the Bounded
-// option): each key's elements are grouped with a GroupByKey, sorted by
-// event time and swept through the matching core in one DoFn call, with no
-// state or timers. The sweep replays the streaming path's own steps (arrival,
+// option): each bundle's elements are gathered by key, each key's elements
+// grouped with a GroupByKey, sorted by event time and swept through the
+// matching core in one DoFn call, with no state or timers. The sweep replays the streaming path's own steps (arrival,
 // cleanup timer, eviction) on the sorted elements, so the two paths give the
 // same records and counters for inputs that arrive in event-time order.
 
@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -22,10 +23,14 @@ import (
 )
 
 func init() {
-	register.DoFn3x2[beam.EventTime, beam.X, encoded, beam.X, timed](&timeFn{})
-	register.DoFn5x1[context.Context, beam.X, func(*timed) bool,
+	// Registered by name, so that a worker in another process decodes a
+	// group's []timed as such, not as a slice of an unnamed struct.
+	beam.RegisterType(reflect.TypeOf(timed{}))
+	register.DoFn4x0[beam.EventTime, beam.X, encoded, func(beam.X, []timed)](&gatherFn{})
+	register.Emitter2[beam.X, []timed]()
+	register.DoFn5x1[context.Context, beam.X, func(*[]timed) bool,
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&sweepFn{})
-	register.Iter1[timed]()
+	register.Iter1[[]timed]()
 }
 
 // Bounded makes the interval join run its bounded-input path, for inputs
@@ -52,12 +57,15 @@ func init() {
 // within each key's sweep.
 //
 // What it costs: records come only once the whole input has been read and
-// grouped, so an input that never ends yields nothing. A key's elements
-// are held in memory together while they are sorted and swept (the
-// runner's grouping delivers them together; Prism, an in-memory runner,
-// holds the whole input in any case), so the largest key, not the input,
-// bounds the memory of a worker: about the size of its encoded values plus
-// 48 bytes per element.
+// grouped, so an input that never ends yields nothing. Before the
+// grouping, each bundle's elements are gathered by key (up to 16 MiB of
+// values per bundle, then handed on), so that the runner groups one
+// element per key and bundle rather than one per input element. A key's
+// elements are held in memory together while they are sorted and swept
+// (the runner's grouping delivers them together; Prism, an in-memory
+// runner, holds the whole input in any case), so the largest key, not the
+// input, bounds the memory of a worker: about the size of its encoded
+// values plus 48 bytes per element, and the 16 MiB gathered per bundle.
 //
 // The records carry their own event times, as on the streaming path, but
 // they are produced after the grouping, when the input watermark has
@@ -78,22 +86,80 @@ type timed struct {
 	Value []byte
 }
 
-// timeFn stamps a tagged value with its event time.
-type timeFn struct{}
+// gatherBytes is how many bytes of values gatherFn holds, by default,
+// before it hands its groups on.
+const gatherBytes = 16 << 20
 
-func (timeFn) ProcessElement(et beam.EventTime, key beam.X, in encoded) (beam.X, timed) {
-	return key, timed{Side: in.Side, Time: et.Milliseconds(), Value: in.Value}
+// gatherFn stamps each tagged value with its event time and gathers a
+// bundle's values by key, so that the GroupByKey after it gets one element
+// per key and bundle rather than one per value: a runner's cost per
+// element (Prism's above all) then falls with the number of keys, not of
+// values. It holds at most Hold bytes of values (counting 40 more for
+// each) and hands every group on when it would hold more, and at the end
+// of the bundle. A key whose value Go cannot compare (a slice, say) is
+// handed on alone, at once. The groups' order does not matter: the sweep
+// sorts a key's values.
+type gatherFn struct {
+	Hold int
+
+	groups map[any]*gathered
+	held   int
+}
+
+// gathered is one key's values in a bundle.
+type gathered struct {
+	key    beam.X
+	values []timed
+}
+
+func (f *gatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.X, []timed)) {
+	t := timed{Side: in.Side, Time: et.Milliseconds(), Value: in.Value}
+	if !reflect.ValueOf(key).Comparable() {
+		emit(key, []timed{t})
+		return
+	}
+	if f.groups == nil {
+		f.groups = map[any]*gathered{}
+	}
+	g := f.groups[key]
+	if g == nil {
+		g = &gathered{key: key}
+		f.groups[key] = g
+	}
+	g.values = append(g.values, t)
+	f.held += len(t.Value) + 40
+	if f.held > f.Hold {
+		f.flush(emit)
+	}
+}
+
+// StartBundle drops what a failed bundle may have left.
+func (f *gatherFn) StartBundle(func(beam.X, []timed)) { clear(f.groups); f.held = 0 }
+
+// FinishBundle hands on the bundle's groups.
+func (f *gatherFn) FinishBundle(emit func(beam.X, []timed)) { f.flush(emit) }
+
+func (f *gatherFn) flush(emit func(beam.X, []timed)) {
+	for _, g := range f.groups {
+		emit(g.key, g.values)
+	}
+	clear(f.groups)
+	f.held = 0
 }
 
 // joinBounded is the bounded path: tagged, the PCollection<KV<K, encoded>>
 // of both sides, becomes the join's records and its late elements, the
 // same PCollections the streaming path's stateful DoFn produces.
 func joinBounded(s beam.Scope, cfg config, tagged beam.PCollection) (raw, rawLate beam.PCollection) {
-	stamped := beam.ParDo(s, timeFn{}, tagged)
-	if stamped.WindowingStrategy().Fn.Kind != window.GlobalWindows {
+	if tagged.WindowingStrategy().Fn.Kind != window.GlobalWindows {
 		// The join is defined in event time, not per window.
-		stamped = beam.WindowInto(s, window.NewGlobalWindows(), stamped)
+		tagged = beam.WindowInto(s, window.NewGlobalWindows(), tagged)
 	}
+	hold := gatherBytes
+	if cfg.gatherBytes > 0 {
+		hold = cfg.gatherBytes
+	}
+	stamped := beam.ParDo(s, &gatherFn{Hold: hold}, tagged)
 	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis()}
 	return beam.ParDo2(s, fn, beam.GroupByKey(s, stamped))
 }
@@ -105,15 +171,17 @@ type sweepFn struct {
 	CleanupEvery int64
 }
 
-func (f *sweepFn) ProcessElement(ctx context.Context, key beam.X, values func(*timed) bool,
+func (f *sweepFn) ProcessElement(ctx context.Context, key beam.X, values func(*[]timed) bool,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
 	var entries []match.Entry[[]byte]
-	var t timed
-	for values(&t) {
-		if t.Side > uint8(Right) {
-			return fmt.Errorf("beamjoin: join.Interval: grouped element of unknown side %d", t.Side)
+	var ts []timed
+	for values(&ts) {
+		for _, t := range ts {
+			if t.Side > uint8(Right) {
+				return fmt.Errorf("beamjoin: join.Interval: grouped element of unknown side %d", t.Side)
+			}
+			entries = append(entries, match.Entry[[]byte]{Side: match.Side(t.Side), Time: t.Time, Value: t.Value})
 		}
-		entries = append(entries, match.Entry[[]byte]{Side: match.Side(t.Side), Time: t.Time, Value: t.Value})
 	}
 	out := sweepOutput{
 		record: func(ts int64, r record) { emit(beam.EventTime(ts), key, r) },

@@ -107,6 +107,17 @@ func TestIntervalBoundedSuite(t *testing.T) {
 	}
 }
 
+// TestIntervalBoundedGathered runs the in-order suite again with the bounded
+// path handing on each value alone rather than gathered by key, so that a
+// key's values reach the sweep in many groups: the records must not change.
+func TestIntervalBoundedGathered(t *testing.T) {
+	for _, tc := range intervalSuite {
+		if tc.name == "TypesAndModes" || tc.name == "MaxBufferedPerKey" {
+			t.Run(tc.name, func(t *testing.T) { tc.test(t, join.Bounded(), join.GatherBytes(1)) })
+		}
+	}
+}
+
 // TestIntervalBoundedNothingLate plays the input of TestIntervalLate, whose
 // late elements are late because the watermark passed them, through the
 // bounded path: there the elements arrive in event-time order, so none is

@@ -101,3 +101,9 @@ func withoutBundleCache() Option {
 func withoutAppendCleanup() Option {
 	return optionFunc(func(c *config) { c.noAppendCleanup = true; c.set |= setTestOnly })
 }
+
+// withGatherBytes sets how many bytes of values the bounded path gathers
+// per bundle before it hands them on, for tests (export_test.go).
+func withGatherBytes(n int) Option {
+	return optionFunc(func(c *config) { c.gatherBytes = n; c.set |= setTestOnly })
+}
