@@ -3,9 +3,10 @@ package join
 // This file holds the interval join's bounded-input path (the Bounded
 // option): each bundle's elements are gathered by key, each key's elements
 // grouped with a GroupByKey, sorted by event time and swept through the
-// matching core in one DoFn call, with no state or timers. The sweep replays the streaming path's own steps (arrival,
-// cleanup timer, eviction) on the sorted elements, so the two paths give the
-// same records and counters for inputs that arrive in event-time order.
+// matching core in one DoFn call, with no state or timers. The sweep
+// replays the streaming path's own steps (arrival, cleanup timer,
+// eviction) on the sorted elements, so the two paths give the same records
+// and counters for inputs that arrive in event-time order.
 
 import (
 	"bytes"
