@@ -22,11 +22,10 @@ func progressRace(t *testing.T) error {
 	return errors.New(string(b))
 }
 
-// stuck is a job failure in which Prism declared the job stuck: the shape
-// of engine.ElementManager.checkForQuiescence's error (its first line and
-// a stage dump), written from Prism's source, with the job and stage
-// names of a failure seen in the e2e tests, whose message the command cut
-// to its last line.
+// stuck is a job failure in which Prism declared the job stuck
+// (engine.ElementManager.checkForQuiescence's error and its stage dump),
+// captured from Prism's "job failed" log line in a run of the README's
+// replay example with --log-level debug.
 func stuck(t *testing.T) error {
 	t.Helper()
 	b, err := os.ReadFile("testdata/stuck.txt")
