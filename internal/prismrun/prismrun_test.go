@@ -10,30 +10,26 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
-// progressRace is the error of a real job that failed with the race,
-// captured with a 150 ms stall injected into a copy of Prism between the
-// start of the ticker and the wait (see the package documentation).
-func progressRace(t *testing.T) error {
+// captured returns the job failure captured in testdata/name.
+func captured(t *testing.T, name string) error {
 	t.Helper()
-	b, err := os.ReadFile("testdata/progress-race.txt")
+	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return errors.New(string(b))
 }
 
+// progressRace is the error of a real job that failed with the race,
+// captured with a 150 ms stall injected into a copy of Prism between the
+// start of the ticker and the wait (see the package documentation).
+func progressRace(t *testing.T) error { t.Helper(); return captured(t, "progress-race.txt") }
+
 // stuck is a job failure in which Prism declared the job stuck
 // (engine.ElementManager.checkForQuiescence's error and its stage dump),
 // captured from Prism's "job failed" log line in a run of the README's
 // replay example with --log-level debug.
-func stuck(t *testing.T) error {
-	t.Helper()
-	b, err := os.ReadFile("testdata/stuck.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return errors.New(string(b))
-}
+func stuck(t *testing.T) error { t.Helper(); return captured(t, "stuck.txt") }
 
 func TestKnownBug(t *testing.T) {
 	tests := []struct {
