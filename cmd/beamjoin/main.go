@@ -87,9 +87,6 @@ func run(args []string) int {
 		return fail(usagef("unknown subcommand %q: give interval, window or cogroup (run 'beamjoin help')", name))
 	}
 	op := jsonjoin.Op(name)
-	// Prism in process holds the whole run in this heap: collect sooner
-	// than Go's default, unless GOGC says otherwise.
-	prismrun.SetGCPercent()
 	fs.Init("beamjoin "+name, flag.ContinueOnError)
 	f := register(fs, op)
 	if err := fs.Parse(args); err != nil {
@@ -115,6 +112,9 @@ func run(args []string) int {
 	c, err := f.config()
 	if err != nil {
 		return fail(err)
+	}
+	if collectsSooner(c) {
+		prismrun.SetGCPercent()
 	}
 	if err := c.Validate(); err != nil {
 		return fail(f.optionError(err))
@@ -294,3 +294,10 @@ func jobInProcess(runner string) bool {
 	}
 	return false
 }
+
+// collectsSooner says whether the command runs Go's garbage collector at
+// prismrun.GCPercent (unless GOGC is set) for the join c: a join of files
+// read whole, which Prism in process holds in this heap all at once. A
+// replay (--watermark-lag) or a Pub/Sub stream keeps Go's default, which
+// costs it less time (see prismrun.GCPercent).
+func collectsSooner(c jsonjoin.Config) bool { return !c.Replay && !c.Streaming() }

@@ -57,8 +57,9 @@ cannot write to its standard output: give them --out FILE (e.g. gs://...),
 and follow their progress in the runner's own UI. With --runner=dataflow
 --dry_run the translated job goes to standard output and nothing runs.
 'beamjoin help beam' lists all of Beam's flags. Prism in process holds the
-whole run in this process's memory: the command runs Go's garbage
-collector at GOGC=50 unless the GOGC environment variable is set.
+whole run in this process's memory: for files read whole the command runs
+Go's garbage collector at GOGC=50 unless the GOGC environment variable is
+set (a replay or a Pub/Sub stream keeps Go's default).
 `
 
 // examples are each subcommand's usage line and examples.

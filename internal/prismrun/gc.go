@@ -23,7 +23,9 @@ const GCPercent = 50
 // taken in turn): peak RSS 428-495 MB against 533-567 MB at Go's default,
 // for 7.6-8.2 s of wall time against 5.1-6.5 s. The command spends that
 // time to stay within half a gigabyte; GOGC=100 buys it back. The
-// beamjoin command calls SetGCPercent before it runs a join.
+// beamjoin command calls SetGCPercent before it runs a join of files read
+// whole, not a replay or a Pub/Sub stream, which hold less at once and
+// pay for collection with throughput (see the README's Performance).
 func SetGCPercent() int {
 	if v, ok := os.LookupEnv("GOGC"); ok && v != "" {
 		old := debug.SetGCPercent(100)
