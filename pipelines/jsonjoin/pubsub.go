@@ -207,11 +207,12 @@ var ErrStopped = errors.New("beamjoin: the streaming join was stopped")
 func runStreaming(ctx context.Context, runner string, p *beam.Pipeline) error {
 	prismrun.QuietInTests()
 	_, err := beam.Run(ctx, runner, p)
+	bug := prismrun.KnownBug(err)
 	switch {
 	case ctx.Err() != nil:
 		return ErrStopped
-	case prismrun.KnownBug(err) != "":
-		return fmt.Errorf("beamjoin: Prism v2.77 failed the streaming job with a known bug of its own (%s), not a fault of the data; a stream is not run again by itself: run the command again to go on from the messages not yet acknowledged", prismrun.KnownBug(err))
+	case bug != "":
+		return fmt.Errorf("beamjoin: Prism v2.77 failed the streaming job with a known bug of its own (%s), not a fault of the data; a stream is not run again by itself: run the command again to go on from the messages not yet acknowledged", bug)
 	case err != nil:
 		return fmt.Errorf("beamjoin: pipeline failed: %w", err)
 	}

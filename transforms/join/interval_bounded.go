@@ -103,14 +103,8 @@ const gatherBytes = 16 << 20
 type gatherFn struct {
 	Hold int
 
-	groups map[any]*gathered
+	groups map[any][]timed // by key
 	held   int
-}
-
-// gathered is one key's values in a bundle.
-type gathered struct {
-	key    beam.X
-	values []timed
 }
 
 func (f *gatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.X, []timed)) {
@@ -120,14 +114,9 @@ func (f *gatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emi
 		return
 	}
 	if f.groups == nil {
-		f.groups = map[any]*gathered{}
+		f.groups = map[any][]timed{}
 	}
-	g := f.groups[key]
-	if g == nil {
-		g = &gathered{key: key}
-		f.groups[key] = g
-	}
-	g.values = append(g.values, t)
+	f.groups[key] = append(f.groups[key], t)
 	f.held += len(t.Value) + 40
 	if f.held > f.Hold {
 		f.flush(emit)
@@ -141,8 +130,8 @@ func (f *gatherFn) StartBundle(func(beam.X, []timed)) { clear(f.groups); f.held 
 func (f *gatherFn) FinishBundle(emit func(beam.X, []timed)) { f.flush(emit) }
 
 func (f *gatherFn) flush(emit func(beam.X, []timed)) {
-	for _, g := range f.groups {
-		emit(g.key, g.values)
+	for key, values := range f.groups {
+		emit(key, values)
 	}
 	clear(f.groups)
 	f.held = 0
