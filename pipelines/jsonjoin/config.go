@@ -108,8 +108,8 @@ type Config struct {
 
 // Validate reports a config that cannot be built: a missing input, options
 // that the operation does not take, or options the join rejects (bounds,
-// lateness, windows), as join.CheckInterval, join.CheckWindow and
-// join.CheckCoGroup say. Only the input files are left to Build to check.
+// lateness, windows), as join.Route.Check says. Only the input files are
+// left to Build to check.
 func (c Config) Validate() error {
 	check, ok := checks[c.Op]
 	if !ok {
@@ -152,9 +152,9 @@ func (c Config) Validate() error {
 
 // checks are the join's checks of each operation's options.
 var checks = map[Op]func(...join.Option) error{
-	Interval: join.CheckInterval,
-	Window:   join.CheckWindow,
-	CoGroup:  join.CheckCoGroup,
+	Interval: join.RouteInterval.Check,
+	Window:   join.RouteWindow.Check,
+	CoGroup:  join.RouteCoGroup.Check,
 }
 
 // joinOptions returns the options of the join that c describes.

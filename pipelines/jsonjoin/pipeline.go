@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -21,9 +20,7 @@ import (
 )
 
 func init() {
-	for _, t := range []any{Result{}, LateElement{}, WindowResult{}, Group{}, WindowLateElement{}, Fate{}} {
-		beam.RegisterType(reflect.TypeOf(t))
-	}
+	join.RegisterTypes[string, jsonl.Record, jsonl.Record]()
 	register.Function1x1(FormatResult)
 	register.Function1x1(FormatWindowResult)
 	register.Function1x1(FormatGroup)
@@ -73,10 +70,11 @@ func Build(s beam.Scope, c Config) error {
 		// state or grouped for nothing (a third of the bytes of a short
 		// line on a long path).
 		left, right := beam.ParDo(s.Scope("left"), dropOrigin, left), beam.ParDo(s.Scope("right"), dropOrigin, right)
-		results, late, err := join.TryInterval[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+		joined, err := join.TryInterval[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
 		if err != nil {
 			return err
 		}
+		results, late := joined.Records, joined.Late
 		out = beam.ParDo(s, FormatResult, results)
 		counts = append(counts, beam.ParDo(s, &countResultFn{counter: counter{Hub: c.hub}}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
 		lateLines, readerCounts := c.withReaderLate(s, beam.ParDo(s, FormatLate, late), readerLate)
@@ -87,21 +85,21 @@ func Build(s beam.Scope, c Config) error {
 			}
 		}
 	case Window:
-		results, late, fates, err := join.TryWindowFates[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+		joined, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left, right, append(opts, join.ReportLate(), join.TrackFates())...)
 		if err != nil {
 			return err
 		}
-		out = beam.ParDo(s, FormatWindowResult, results)
-		counts = append(counts, beam.ParDo(s, &countWindowResultFn{counter: counter{Hub: c.hub}}, global(s, results)))
-		counts = append(counts, c.windowLate(s, late, fates)...)
+		out = beam.ParDo(s, FormatWindowResult, joined.Records)
+		counts = append(counts, beam.ParDo(s, &countWindowResultFn{counter: counter{Hub: c.hub}}, global(s, joined.Records)))
+		counts = append(counts, c.windowLate(s, joined.Late, joined.Fates)...)
 	case CoGroup:
-		groups, late, fates, err := join.TryCoGroupFates[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+		joined, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left, right, append(opts, join.ReportLate(), join.TrackFates())...)
 		if err != nil {
 			return err
 		}
-		out = beam.ParDo(s, FormatGroup, groups)
-		counts = append(counts, beam.ParDo(s, &countGroupFn{counter: counter{Hub: c.hub}}, global(s, groups)))
-		counts = append(counts, c.windowLate(s, late, fates)...)
+		out = beam.ParDo(s, FormatGroup, joined.Records)
+		counts = append(counts, beam.ParDo(s, &countGroupFn{counter: counter{Hub: c.hub}}, global(s, joined.Records)))
+		counts = append(counts, c.windowLate(s, joined.Late, joined.Fates)...)
 	}
 	path := c.Out
 	if path == "" {

@@ -80,6 +80,7 @@ import (
 )
 
 func init() {
+	join.RegisterTypes[string, Order, Payment]()
 	register.Function1x2(keyOrder)
 	register.Function1x2(keyPayment)
 	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, string, join.Tagged[Order, Payment], func(beam.EventTime, Alert), error](&timeoutFn{})

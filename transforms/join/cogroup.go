@@ -40,13 +40,12 @@ type Group[K, L, R any] struct {
 }
 
 // CoGroup groups left, a PCollection<KV<K,L>>, and right, a
-// PCollection<KV<K,R>>, by key and window: Flink's coGroup. The result is a
-// PCollection<Group[K,L,R]> with one Group per key and window in which either
-// input has values, timestamped with the window's max timestamp. The type
-// arguments must be given, because Go cannot infer them from a
-// beam.PCollection:
+// PCollection<KV<K,R>>, by key and window: Flink's coGroup.
+// Outputs.Records is a PCollection<Group[K,L,R]> with one Group per key and
+// window in which either input has values, timestamped with the window's
+// max timestamp:
 //
-//	groups := join.CoGroup[string, Order, Payment](s, orders, payments,
+//	out := join.CoGroup[string, Order, Payment](s, orders, payments,
 //		join.WindowInto(window.NewFixedWindows(time.Hour)))
 //
 // Without the WindowInto option the inputs' own windowing is used, as set by
@@ -59,7 +58,9 @@ type Group[K, L, R any] struct {
 // Windows fire and late data is handled as in Window: a window fires once,
 // when the watermark passes its end; an element that arrives after its
 // window expired (its end plus the allowed lateness) is not grouped but
-// counted (left_late, right_late) and returned by CoGroupWithLate. Within
+// counted (left_late, right_late) and, with ReportLate, returned in
+// Outputs.Late. With TrackFates, Outputs.Fates holds each element's fate:
+// OutcomeGrouped (in at least one Group) or OutcomeLate. Within
 // AllowedLateness (or beam.AllowedLateness on the inputs' windowing), a
 // late element adds a further Group of its window, a late pane: by
 // default it holds the values that arrived since the window's previous
@@ -67,9 +68,11 @@ type Group[K, L, R any] struct {
 // beam.PanesAccumulate, it holds every value of the window so far. Groups
 // are placed back into windows as Window's records are. Counters:
 // left_in, left_grouped, left_late, and the same for right; groups_out.
-// CoGroup holds a key's values in state until their windows expire. It
-// panics on misuse; TryCoGroup returns the error.
-func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) beam.PCollection {
+// CoGroup holds a key's values in state until their windows expire.
+//
+// The program must call RegisterTypes[K, L, R]() in an init function.
+// CoGroup panics on misuse; TryCoGroup returns the error.
+func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) Outputs {
 	out, err := TryCoGroup[K, L, R](s, left, right, opts...)
 	if err != nil {
 		panic(err)
@@ -79,74 +82,29 @@ func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 
 // TryCoGroup is CoGroup returning an error instead of panicking: for an
 // option CoGroup does not take, for inputs that are not PCollections of KV
-// pairs with the type arguments' key and value types, and for inputs that are
-// windowed differently or with a trigger.
-func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
-	groups, _, _, err := tryCoGroup[K, L, R](s, left, right, opts, false, false)
-	return groups, err
-}
-
-// CoGroupWithLate is CoGroup that also returns the elements it judged
-// late, a PCollection<WindowLateElement[K,L,R]> with one element per
-// window an input element missed, in the global window.
-func CoGroupWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late beam.PCollection) {
-	groups, late, err := TryCoGroupWithLate[K, L, R](s, left, right, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return groups, late
-}
-
-// TryCoGroupWithLate is CoGroupWithLate returning an error instead of
-// panicking, as TryCoGroup does.
-func TryCoGroupWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late beam.PCollection, err error) {
-	groups, late, _, err = tryCoGroup[K, L, R](s, left, right, opts, true, false)
-	return groups, late, err
-}
-
-// CoGroupFates is CoGroupWithLate that also returns the fate of every
-// input element, a PCollection<Fate[K]> with exactly one Fate per element
-// that reached the cogroup, in the global window: OutcomeGrouped (in at
-// least one Group) or OutcomeLate (too late for every window it is in).
-// Per side, the fates add up to the elements in; see WindowFates.
-func CoGroupFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late, fates beam.PCollection) {
-	groups, late, fates, err := TryCoGroupFates[K, L, R](s, left, right, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return groups, late, fates
-}
-
-// TryCoGroupFates is CoGroupFates returning an error instead of panicking,
-// as TryCoGroup does.
-func TryCoGroupFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (groups, late, fates beam.PCollection, err error) {
-	return tryCoGroup[K, L, R](s, left, right, opts, true, true)
-}
-
-func tryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate, withFates bool) (groups, late, fateCol beam.PCollection, err error) {
+// pairs with the type arguments' key and value types, for inputs that are
+// windowed differently or with a trigger, and for types not registered
+// with RegisterTypes.
+func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
 	const op = "join.CoGroup"
 	s, cfg, err := windowedSetup[K, L, R](s, op, coGroupOptions, opts, left, right)
 	if err != nil {
-		return groups, late, fateCol, err
-	}
-	wd, err := buildWindowed(s, op, cfg, left, right, false, false, withFates)
-	if err != nil {
-		return groups, late, fateCol, err
+		return Outputs{}, err
 	}
 	out := reflect.TypeFor[Group[K, L, R]]()
+	if err := checkRegistered[K, L, R](op, cfg.windowedTypes(out, reflect.TypeFor[WindowLateElement[K, L, R]](), reflect.TypeFor[Fate[K]]())...); err != nil {
+		return Outputs{}, err
+	}
+	wd, err := buildWindowed(s, op, cfg, left, right, false, false, cfg.trackFates)
+	if err != nil {
+		return Outputs{}, err
+	}
 	fn := &groupPaneFn{Out: beam.EncodedType{T: out}, Left: wd.coders[Left], Right: wd.coders[Right]}
-	if groups, err = wd.records(s.Scope("groups"), fn, out, beam.WType); err != nil {
-		return groups, late, fateCol, err
+	var outs Outputs
+	if outs.Records, err = wd.records(s.Scope("groups"), fn, out, beam.WType); err != nil {
+		return Outputs{}, err
 	}
-	if withLate {
-		if late, err = lateElements[K, L, R](s, wd); err != nil {
-			return groups, late, fateCol, err
-		}
-	}
-	if withFates {
-		fateCol, err = fates[K](s, wd)
-	}
-	return groups, late, fateCol, err
+	return windowedExtras[K, L, R](s, wd, cfg, outs)
 }
 
 // windowedSetup is the setup that CoGroup and Window (named op) share:

@@ -105,7 +105,7 @@ func TestCoGroup(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			left, right := windowedInputs(s, tt.elements, tt.windowFn)
-			groups := join.CoGroup[string, string, note](s, left, right, tt.opts...)
+			groups := join.CoGroup[string, string, note](s, left, right, tt.opts...).Records
 			got := gather(s, beam.ParDo(s, describeGroup, groups))
 			if err := ptest.Run(p); err != nil {
 				t.Fatal(err)

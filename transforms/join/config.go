@@ -2,8 +2,7 @@ package join
 
 // This file holds how a transform's options become its config: which
 // transform takes which options, the defaults, and every check of the
-// options, made once, whether by the transform or by CheckInterval,
-// CheckWindow and CheckCoGroup.
+// options, made once, whether by the transform or by Route.Check.
 
 import (
 	"errors"
@@ -30,6 +29,8 @@ type config struct {
 	noCache      bool    // tests and benchmarks only: no bundle cache
 	cacheBytes   int64   // BundleCacheBytes (interval_cache.go); 0: the default
 	bounded      bool    // the bounded-input path (interval_bounded.go)
+	reportLate   bool    // ReportLate
+	trackFates   bool    // TrackFates
 	set          setMask
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
@@ -43,7 +44,7 @@ func (c config) rules() match.Rules {
 
 // setMask records which options were given, so that each transform can
 // reject the ones it does not take.
-type setMask uint16
+type setMask uint32
 
 const (
 	setBounds setMask = 1 << iota
@@ -59,6 +60,8 @@ const (
 	setBounded
 	setKeyMemory
 	setBundleCacheBytes
+	setReportLate
+	setTrackFates
 	setTestOnly
 )
 
@@ -79,6 +82,8 @@ var optionNames = []struct {
 	{setBounded, "Bounded"},
 	{setKeyMemory, "KeyMemory"},
 	{setBundleCacheBytes, "BundleCacheBytes"},
+	{setReportLate, "ReportLate"},
+	{setTrackFates, "TrackFates"},
 	{setTestOnly, "a test-only option"},
 }
 
@@ -86,31 +91,9 @@ var optionNames = []struct {
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
 		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setKeyMemory | setBundleCacheBytes | setTestOnly
-	windowOptions  = setType | setWindow | setLateness
-	coGroupOptions = setWindow | setLateness
+	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
+	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
 )
-
-// CheckInterval reports what TryInterval would reject in opts, without
-// building anything: a pipeline can validate its configuration before it
-// builds. Only the inputs are left to check.
-func CheckInterval(opts ...Option) error {
-	_, err := intervalConfig(opts)
-	return err
-}
-
-// CheckWindow reports what TryWindow would reject in opts, without
-// building anything.
-func CheckWindow(opts ...Option) error {
-	_, err := windowedConfig("join.Window", windowOptions, opts)
-	return err
-}
-
-// CheckCoGroup reports what TryCoGroup would reject in opts, without
-// building anything.
-func CheckCoGroup(opts ...Option) error {
-	_, err := windowedConfig("join.CoGroup", coGroupOptions, opts)
-	return err
-}
 
 // newConfig applies opts over the defaults and rejects options that the
 // transform named op does not take (everything outside allowed), and

@@ -20,11 +20,8 @@ func init() {
 // right input, and which. Exactly one of Left and Right is set, the one that
 // Side names, so a zero value is never mistaken for an absent one.
 //
-// Like Group, WindowResult and Result, Tagged is generic, so this package
-// cannot register its instances with Beam. A registered DoFn or function
-// that takes Tagged[L, R] registers that instance, as Beam needs on runners
-// that start separate worker processes; otherwise call beam.RegisterType
-// for it in an init function.
+// Like Group, WindowResult and Result, Tagged is generic: the program
+// registers its instances with RegisterTypes.
 type Tagged[L, R any] struct {
 	Side  Side
 	Left  *L
@@ -50,8 +47,8 @@ type Tagged[L, R any] struct {
 // within a timeout raises an alert.
 //
 // Connect does no buffering, grouping or matching: it costs one fused ParDo
-// per side and a Flatten. Connect panics on misuse; TryConnect returns the
-// error.
+// per side and a Flatten. The program must call RegisterTypes[K, L, R]() in
+// an init function. Connect panics on misuse; TryConnect returns the error.
 func Connect[K, L, R any](s beam.Scope, left, right beam.PCollection) beam.PCollection {
 	out, err := TryConnect[K, L, R](s, left, right)
 	if err != nil {
@@ -61,15 +58,19 @@ func Connect[K, L, R any](s beam.Scope, left, right beam.PCollection) beam.PColl
 }
 
 // TryConnect is Connect returning an error instead of panicking: when left
-// or right is not a PCollection of KV pairs, when their key types differ, or
-// when the type arguments are not their key and value types.
+// or right is not a PCollection of KV pairs, when their key types differ,
+// when the type arguments are not their key and value types, or when
+// Tagged[L, R] is not registered with RegisterTypes.
 func TryConnect[K, L, R any](s beam.Scope, left, right beam.PCollection) (beam.PCollection, error) {
 	const op = "join.Connect"
 	if err := checkInputs[K, L, R](op, left, right); err != nil {
 		return beam.PCollection{}, err
 	}
-	s = s.Scope(op)
 	out := reflect.TypeFor[Tagged[L, R]]()
+	if err := checkRegistered[K, L, R](op, out); err != nil {
+		return beam.PCollection{}, err
+	}
+	s = s.Scope(op)
 	tag := func(side Side, col beam.PCollection) ([]beam.PCollection, error) {
 		return beam.TryParDo(s.Scope(side.String()), &tagFn{Side: side, Out: beam.EncodedType{T: out}}, col,
 			beam.TypeDefinition{Var: beam.ZType, T: out})

@@ -247,7 +247,8 @@ func runCase(t *testing.T, c dCase) []dGot {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := beam.ParDo2(s, &splitEventFn{}, teststream.Create(s, ts))
 	for _, layout := range layouts {
-		res, late := join.Interval[string, string, string](s.Scope(layout), left, right, joinOptions(c.Spec, layout)...)
+		joined := join.Interval[string, string, string](s.Scope(layout), left, right, joinOptions(c.Spec, layout)...)
+		res, late := joined.Records, joined.Late
 		beam.ParDo0(s, &collectResultFn{Tag: tag(layout)}, res)
 		beam.ParDo0(s, &collectLateFn{Tag: tag(layout)}, late)
 	}

@@ -14,8 +14,15 @@
 // arguments are given at the call site, since Go cannot infer them from a
 // beam.PCollection, and are checked against the inputs:
 //
-//	results, late := join.Interval[string, Order, Payment](s, orders, payments,
+//	out := join.Interval[string, Order, Payment](s, orders, payments,
 //		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
+//	// out.Records: PCollection<Result[string, Order, Payment]>; out.Late: the late elements
+//
+// Each transform returns Outputs: its records, and the late elements and
+// fates that options ask for. The program registers the generic types the
+// joins emit, once per K, L, R, in an init function:
+//
+//	func init() { join.RegisterTypes[string, Order, Payment]() }
 //
 // Keys must encode deterministically, or two equal keys could reach
 // different state or groups and never meet: a floating-point key, or a
@@ -30,8 +37,7 @@
 // MaxBufferedPerKey trade the interval join's cost against its memory. A
 // transform given an option it does not take says so. Each transform
 // panics on misuse with a clear message; its Try variant returns the error,
-// and CheckInterval, CheckWindow and CheckCoGroup check options before
-// anything is built. Side, Type and Emit read and write their names as
+// and Route.Check checks options before anything is built. Side, Type and Emit read and write their names as
 // text ("left", "full", "final"), for flags and JSON.
 //
 // # Choosing a route
@@ -55,8 +61,8 @@
 // window join) would. A window fires once, when the watermark passes its
 // end. An element that arrives after its window expired (its end plus the
 // allowed lateness) is late for it: it is in no record of that window,
-// and WindowWithLate and CoGroupWithLate return it as a
-// WindowLateElement, one per window it missed, with that window. With
+// and, with ReportLate, Outputs.Late holds it as a WindowLateElement, one
+// per window it missed, with that window. With
 // AllowedLateness(d), an element that arrives within d of its window's end,
 // after the window fired, is late but allowed: it adds a late pane to the
 // window, timestamped like the first, whose records are
@@ -70,7 +76,7 @@
 //     since its previous Group, or every value so far if the inputs are
 //     windowed with beam.PanesAccumulate.
 //
-// WindowFates and CoGroupFates also return one Fate per input element
+// With TrackFates, Outputs.Fates holds one Fate per input element
 // (matched, unmatched, expired, grouped or late), so that per side
 // in = matched + unmatched + expired + late (Window) or in = grouped + late
 // (CoGroup) can be counted from records with ordinary combines.

@@ -47,7 +47,7 @@ func ExampleCoGroup() {
 	))
 
 	groups := join.CoGroup[string, Order, Payment](s, orders, payments,
-		join.WindowInto(window.NewFixedWindows(time.Hour)))
+		join.WindowInto(window.NewFixedWindows(time.Hour))).Records
 	lines := beam.ParDo(s, describeBalance, groups)
 
 	got := gather(s, lines)

@@ -25,6 +25,9 @@ type Payment struct {
 }
 
 func init() {
+	// Every program registers the types its joins emit, once per key and
+	// value types, in an init function.
+	join.RegisterTypes[string, Order, Payment]()
 	register.Function1x3(orderEvent)
 	register.Function1x3(paymentEvent)
 	register.Function2x0(collectReconciled)
@@ -65,8 +68,8 @@ func ExampleInterval() {
 		Payment{OrderID: "o3", Amount: 99, At: t0.Add(40 * time.Minute)}, // too late for o3
 	))
 
-	results, _ := join.Interval[string, Order, Payment](s, orders, payments,
-		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
+	results := join.Interval[string, Order, Payment](s, orders, payments,
+		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal).Records
 	lines := beam.ParDo(s, collectReconciled, results)
 
 	got := gather(s, lines)

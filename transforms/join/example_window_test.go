@@ -44,7 +44,7 @@ func ExampleWindow() {
 	))
 
 	paid := join.Window[string, Order, Payment](s, orders, payments,
-		join.WindowInto(window.NewFixedWindows(time.Hour)), join.LeftOuter)
+		join.WindowInto(window.NewFixedWindows(time.Hour)), join.LeftOuter).Records
 	lines := beam.ParDo(s, describePaidInWindow, paid)
 
 	got := gather(s, lines)

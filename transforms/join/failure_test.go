@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/google/go-cmp/cmp"
 )
@@ -100,12 +101,21 @@ func TestFailureDownstream(t *testing.T) {
 		must(ts.AdvanceWatermarkToInfinity())
 		p, s := beam.NewPipelineWithRoot()
 		left, right := beam.ParDo2(s, &splitEventFn{}, teststream.Create(s, ts))
-		res, _ := join.Interval[string, string, string](s, left, right, join.Between(0, time.Second), join.Inner, join.EmitImmediate)
+		res := join.Interval[string, string, string](s, left, right, join.Between(0, time.Second), join.Inner, join.EmitImmediate).Records
 		checked := beam.ParDo(s, &failOnKeyFn{Key: failKey}, res)
 		beam.ParDo0(s, &collectFailureRunFn{Run: run}, checked)
 		return p
 	}
 
+	// The collector starts empty, and a retried job's failed attempt
+	// leaves nothing in it, so the test repeats cleanly (-count).
+	reset := func() {
+		failureRuns.Lock()
+		defer failureRuns.Unlock()
+		clear(failureRuns.got)
+	}
+	reset()
+	defer prismrun.OnRetry(reset)()
 	failArmed.Store(true)
 	err := ptest.Run(pipeline("failing"))
 	failArmed.Store(false)

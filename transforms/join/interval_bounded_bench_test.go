@@ -55,7 +55,7 @@ var boundedCases = []pipelineCase{
 	{
 		name: "window-tumbling",
 		build: func(s beam.Scope, left, right beam.PCollection) {
-			res := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)))
+			res := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second))).Records
 			beam.ParDo0(s, countWindowResultsFn{}, res)
 		},
 		want: func(g genSpec) int64 { return g.N / 2 },

@@ -128,8 +128,9 @@ func TestIntervalBoundedNothingLate(t *testing.T) {
 		l(10_000, "a", "l1"), l(14_000, "a", "l2"), r(12_000, "a", "r1"),
 		r(15_500, "a", "r2"), l(5_000, "a", "l0"), r(1_000, "b", "rb"),
 	})
-	res, late := join.Interval[string, string, string](s, left, right,
+	joined := join.Interval[string, string, string](s, left, right,
 		join.Between(-5*time.Second, 5*time.Second), join.LeftOuter, join.CleanupEvery(time.Millisecond), join.Bounded())
+	res, late := joined.Records, joined.Late
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"unmatched a l0@5000 - t=5000",
 		"unmatched a l1@10000 - t=10000",
@@ -444,7 +445,8 @@ func TestIntervalBoundedDifferential(t *testing.T) {
 					if j.cap && !caps {
 						continue
 					}
-					res, late := join.Interval[string, string, string](s, left, right, append(append(slices.Clone(common), j.opts...), extra...)...)
+					joined := join.Interval[string, string, string](s, left, right, append(append(slices.Clone(common), j.opts...), extra...)...)
+					res, late := joined.Records, joined.Late
 					got[j.name] = [2]func() []string{collect(s, beam.ParDo(s, formatResult, res)), collect(s, beam.ParDo(s, formatLate, late))}
 				}
 				ptest.RunAndValidate(t, p)

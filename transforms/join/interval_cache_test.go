@@ -262,14 +262,14 @@ func TestIntervalBundleCacheHotKeys(t *testing.T) {
 // positive bound.
 func TestIntervalBundleCacheOption(t *testing.T) {
 	for _, n := range []int64{0, -1} {
-		if err := CheckInterval(Between(0, time.Second), BundleCacheBytes(n)); err == nil {
+		if err := RouteInterval.Check(Between(0, time.Second), BundleCacheBytes(n)); err == nil {
 			t.Errorf("BundleCacheBytes(%d) accepted, want an error", n)
 		}
 	}
-	if err := CheckInterval(Between(0, time.Second), BundleCacheBytes(1<<20)); err != nil {
+	if err := RouteInterval.Check(Between(0, time.Second), BundleCacheBytes(1<<20)); err != nil {
 		t.Errorf("BundleCacheBytes(1 MiB): %v", err)
 	}
-	if err := CheckWindow(BundleCacheBytes(1 << 20)); err == nil {
+	if err := RouteWindow.Check(BundleCacheBytes(1 << 20)); err == nil {
 		t.Error("join.Window took BundleCacheBytes, want an error")
 	}
 }

@@ -94,9 +94,10 @@ func TestIntervalBucketBoundaries(t *testing.T) {
 				}
 				p, s := beam.NewPipelineWithRoot()
 				left, right := play(s, onTime(script...))
-				res, late := join.Interval[string, string, string](s, left, right, append([]join.Option{
+				joined := join.Interval[string, string, string](s, left, right, append([]join.Option{
 					join.Between(-1500*time.Millisecond, 2500*time.Millisecond), join.FullOuter, emit,
 					join.AllowedLateness(time.Hour), join.MaxBufferedPerKey(maxBuffered), join.CleanupEvery(time.Millisecond)}, opts...)...)
+				res, late := joined.Records, joined.Late
 				passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(want)...)
 				passert.Empty(s, late)
 				checkAccounting(t, ptest.RunAndValidate(t, p))
@@ -163,7 +164,7 @@ func TestHotKeyBucketsMisuse(t *testing.T) {
 		want string
 	}{
 		{"negative", func(s beam.Scope, left, right beam.PCollection) error {
-			_, _, err := join.TryInterval[string, string, string](s, left, right, join.Between(0, time.Second), join.HotKeyBuckets(-1))
+			_, err := join.TryInterval[string, string, string](s, left, right, join.Between(0, time.Second), join.HotKeyBuckets(-1))
 			return err
 		}, "beamjoin: join.Interval: HotKeyBuckets(-1) is negative"},
 		{"window_join", func(s beam.Scope, left, right beam.PCollection) error {

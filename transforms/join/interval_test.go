@@ -84,7 +84,8 @@ func intervalBoundShapes(t *testing.T, layout ...join.Option) {
 				}
 				p, s := beam.NewPipelineWithRoot()
 				left, right := play(s, onTime(arrivals...))
-				res, late := join.Interval[string, string, string](s, left, right, append(append(sh.opts, join.CleanupEvery(time.Millisecond)), layout...)...)
+				joined := join.Interval[string, string, string](s, left, right, append(append(sh.opts, join.CleanupEvery(time.Millisecond)), layout...)...)
+				res, late := joined.Records, joined.Late
 				passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(want)...)
 				passert.Empty(s, late)
 				ptest.RunAndValidate(t, p)
@@ -178,8 +179,9 @@ func intervalTypesAndModes(t *testing.T, layout ...join.Option) {
 		t.Run(tc.typ.String()+"/"+tc.emit.String(), func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			left, right := play(s, scenario)
-			res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+			joined := join.Interval[string, string, string](s, left, right, underLayout(layout,
 				join.Between(-5*time.Second, 5*time.Second), tc.typ, tc.emit, join.CleanupEvery(time.Millisecond))...)
+			res, late := joined.Records, joined.Late
 			passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(tc.want)...)
 			passert.Empty(s, late)
 			if tc.emit == join.EmitRetract {
@@ -257,8 +259,9 @@ func intervalLate(t *testing.T, layout ...join.Option) {
 		l(5_000, "a", "l0"),  // partners from 0 s may be gone: late
 		r(1_000, "b", "rb"),  // key b has never been cleaned up: not late
 	})
-	res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+	joined := join.Interval[string, string, string](s, left, right, underLayout(layout,
 		join.Between(-5*time.Second, 5*time.Second), join.LeftOuter, join.CleanupEvery(time.Millisecond))...)
+	res, late := joined.Records, joined.Late
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"unmatched a l1@10000 - t=10000",
 		"unmatched a l2@14000 - t=14000",
@@ -309,7 +312,8 @@ func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 				r(12_000, "a", "r1"), // late since 16 s
 			})
 			opts := append([]join.Option{join.Between(-5*time.Second, 5*time.Second), join.FullOuter, join.CleanupEvery(time.Millisecond)}, tc.memory...)
-			res, late := join.Interval[string, string, string](s, left, right, underLayout(layout, opts...)...)
+			joined := join.Interval[string, string, string](s, left, right, underLayout(layout, opts...)...)
+			res, late := joined.Records, joined.Late
 			passert.Equals(s, beam.ParDo(s, formatResult, res), tc.res...)
 			passert.Equals(s, beam.ParDo(s, formatLate, late), tc.late...)
 			checkAccounting(t, ptest.RunAndValidate(t, p))
@@ -325,8 +329,9 @@ func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 func TestIntervalRunTwice(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(l(1_000, "a", "l1"), r(1_500, "a", "r1"), l(9_000, "a", "l2")))
-	res, late := join.Interval[string, string, string](s, left, right,
+	joined := join.Interval[string, string, string](s, left, right,
 		join.Between(0, time.Second), join.LeftOuter, join.EmitFinal, join.CleanupEvery(time.Millisecond))
+	res, late := joined.Records, joined.Late
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"pair a l1@1000 r1@1500 t=1500", "unmatched a l2@9000 - t=9000")
 	passert.Empty(s, late)
@@ -357,9 +362,10 @@ func intervalRetractAsymmetricBounds(t *testing.T, layout ...join.Option) {
 	left, right := play(s, []event{
 		wm(2059), r(42354, "k0", "106"), l(43897, "k0", "l6"), r(48736, "k0", "112"), wm(3872), r(47000, "k0", "109"),
 	})
-	res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+	joined := join.Interval[string, string, string](s, left, right, underLayout(layout,
 		join.Between(3000*time.Millisecond, 5000*time.Millisecond), join.LowerExclusive(),
 		join.FullOuter, join.EmitRetract, join.CleanupEvery(time.Millisecond))...)
+	res, late := joined.Records, joined.Late
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"unmatched k0 - 106@42354 t=42354", "unmatched k0 l6@43897 - t=43897", "retract k0 l6@43897 - t=43897",
 		"pair k0 l6@43897 112@48736 t=48736", "pair k0 l6@43897 109@47000 t=47000")
@@ -384,8 +390,9 @@ func intervalLateAfterForget(t *testing.T, layout ...join.Option) {
 			left, right := play(s, []event{
 				r(4001, "k0", "106"), wm(10), r(56000, "k0", "104"), l(4001, "k0", "l0"), wm(7874), wm(w), r(4000, "k0", "1"),
 			})
-			res, late := join.Interval[string, string, string](s, left, right, underLayout(layout,
+			joined := join.Interval[string, string, string](s, left, right, underLayout(layout,
 				join.Between(-8999*time.Millisecond, 0), join.EmitFinal, join.CleanupEvery(time.Millisecond))...)
+			res, late := joined.Records, joined.Late
 			passert.Equals(s, beam.ParDo(s, formatResult, res), "pair k0 l0@4001 106@4001 t=4001")
 			passert.Equals(s, beam.ParDo(s, formatLate, late), "late right k0 1@4000")
 			ptest.RunAndValidate(t, p)
@@ -417,7 +424,7 @@ func intervalStateBounded(t *testing.T, layout ...join.Option) {
 	}
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(elements...))
-	res, _ := join.Interval[string, string, string](s, left, right, underLayout(layout, join.Between(-2*time.Second, 2*time.Second))...)
+	res := join.Interval[string, string, string](s, left, right, underLayout(layout, join.Between(-2*time.Second, 2*time.Second))...).Records
 	passert.Equals(s, beam.ParDo(s, formatResult, res), toAny(want)...)
 	pr := ptest.RunAndValidate(t, p)
 	checkAccounting(t, pr)
@@ -447,8 +454,8 @@ func intervalMaxBufferedPerKey(t *testing.T, layout ...join.Option) {
 		// Key m: m4's arrival evicts m1, which never matched.
 		l(1_000, "m", "m1"), l(2_000, "m", "m2"), l(3_000, "m", "m3"), l(4_000, "m", "m4"),
 	))
-	res, _ := join.Interval[string, string, string](s, left, right, underLayout(layout,
-		join.Between(-100*time.Second, 100*time.Second), join.FullOuter, join.EmitFinal, join.MaxBufferedPerKey(3))...)
+	res := join.Interval[string, string, string](s, left, right, underLayout(layout,
+		join.Between(-100*time.Second, 100*time.Second), join.FullOuter, join.EmitFinal, join.MaxBufferedPerKey(3))...).Records
 	passert.Equals(s, beam.ParDo(s, formatResult, res),
 		"pair k l1@1000 r1@4000 t=4000",
 		"pair k l2@2000 r1@4000 t=4000",
@@ -480,7 +487,7 @@ func intervalFinalNotLateDownstream(t *testing.T, layout ...join.Option) {
 		l(50_000, "e", "u"),
 		l(70_000, "c", "w"), r(200_000, "d", "v"),
 	))
-	res, _ := join.Interval[string, string, string](s, left, right, underLayout(layout, join.Between(0, 30*time.Second), join.FullOuter, join.EmitFinal)...)
+	res := join.Interval[string, string, string](s, left, right, underLayout(layout, join.Between(0, 30*time.Second), join.FullOuter, join.EmitFinal)...).Records
 	windowed := beam.WindowInto(s, window.NewFixedWindows(time.Minute), beam.ParDo(s, formatResult, res))
 	counts := stats.Count(s, beam.ParDo(s, kindOf, windowed))
 	global := beam.WindowInto(s, window.NewGlobalWindows(), beam.ParDo(s, formatCount, counts))
@@ -533,7 +540,7 @@ func intervalStructValuesIntKeys(t *testing.T, layout ...join.Option) {
 		l(1_000, "7", "o1 100"), r(2_000, "7", "p1 100"), l(3_000, "8", "o2 5"), r(4_000, "9", "p2 1"),
 	))
 	orders, payments := beam.ParDo2(s, splitOrders, events)
-	res, _ := join.Interval[int, order, payment](s, orders, payments, underLayout(layout, join.Between(0, time.Minute))...)
+	res := join.Interval[int, order, payment](s, orders, payments, underLayout(layout, join.Between(0, time.Minute))...).Records
 	passert.Equals(s, beam.ParDo(s, formatOrderPayment, res), "pair 7 {ID:o1 Amount:100} {Ref:p1 Amount:100}")
 	ptest.RunAndValidate(t, p)
 }
@@ -578,7 +585,7 @@ func TestTryIntervalErrors(t *testing.T) {
 			if tc.swap {
 				orders = payments
 			}
-			_, _, err := join.TryInterval[int, order, payment](s, orders, payments, tc.opts...)
+			_, err := join.TryInterval[int, order, payment](s, orders, payments, tc.opts...)
 			if err == nil {
 				t.Fatalf("TryInterval() error = nil, want %q", tc.want)
 			}
@@ -586,8 +593,8 @@ func TestTryIntervalErrors(t *testing.T) {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
 			// CheckInterval says the same of the options, without inputs.
-			if err := join.CheckInterval(tc.opts...); !tc.swap && (err == nil || err.Error() != tc.want) {
-				t.Errorf("CheckInterval() error = %v, want %q", err, tc.want)
+			if err := join.RouteInterval.Check(tc.opts...); !tc.swap && (err == nil || err.Error() != tc.want) {
+				t.Errorf("RouteInterval.Check() error = %v, want %q", err, tc.want)
 			}
 		})
 	}

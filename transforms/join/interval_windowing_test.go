@@ -104,7 +104,8 @@ func TestIntervalWindowedInputs(t *testing.T) {
 					left, right = beam.Reshuffle(s, left), beam.Reshuffle(s, right)
 				}
 				opts := append([]join.Option{join.Between(0, 30*time.Second), join.LeftOuter, join.EmitFinal}, path.opts...)
-				res, late := join.Interval[string, string, string](s, left, right, opts...)
+				joined := join.Interval[string, string, string](s, left, right, opts...)
+				res, late := joined.Records, joined.Late
 				records := beam.ParDo(s, formatResult, res)
 				passert.Equals(s, inGlobal(s, beam.ParDo(s, withWindow, records)), toAny(tc.records)...)
 				if path.aggregates {
@@ -144,8 +145,9 @@ func TestIntervalSessionInputs(t *testing.T) {
 			))
 			sessions := window.NewSessions(30 * time.Second)
 			left, right = beam.WindowInto(s, sessions, left), beam.WindowInto(s, sessions, right)
-			res, late := join.Interval[string, string, string](s, left, right,
+			joined := join.Interval[string, string, string](s, left, right,
 				append([]join.Option{join.Between(0, 45*time.Second), join.CleanupEvery(time.Millisecond)}, path.opts...)...)
+			res, late := joined.Records, joined.Late
 			records := beam.ParDo(s, formatResult, res)
 			passert.Equals(s, inGlobal(s, beam.ParDo(s, withWindow, records)),
 				"pair a l1@10000 r1@50000 t=50000 [50s,1m20s)",
@@ -213,8 +215,9 @@ func TestIntervalLateWindowed(t *testing.T) {
 	})
 	fixed := window.NewFixedWindows(time.Minute)
 	left, right = beam.WindowInto(s, fixed, left), beam.WindowInto(s, fixed, right)
-	res, late := join.Interval[string, string, string](s, left, right,
+	joined := join.Interval[string, string, string](s, left, right,
 		join.Between(-5*time.Second, 5*time.Second), join.CleanupEvery(time.Millisecond))
+	res, late := joined.Records, joined.Late
 	passert.Equals(s, inGlobal(s, beam.ParDo(s, withWindow, beam.ParDo(s, formatResult, res))),
 		"pair a l2@58000 r2@61000 t=61000 [1m0s,2m0s)")
 	passert.Equals(s, inGlobal(s, beam.ParDo(s, withWindow, beam.ParDo(s, formatLate, late))),
@@ -261,7 +264,7 @@ func TestIntervalWindowingErrors(t *testing.T) {
 						t.Fatalf("TryInterval() panicked: %v", r)
 					}
 				}()
-				_, _, err = join.TryInterval[string, string, string](s, left, right, join.Between(0, time.Second))
+				_, err = join.TryInterval[string, string, string](s, left, right, join.Between(0, time.Second))
 			}()
 			want := "beamjoin: join.Interval: the inputs are windowed differently: " + tc.want +
 				"; window both alike (the join runs in event time across windows and gives its results the inputs' windowing)"

@@ -14,6 +14,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// The key types that can be keys, joined with string values.
+func init() {
+	join.RegisterTypes[int, string, string]()
+	join.RegisterTypes[account, string, string]()
+	join.RegisterTypes[hiddenLoad, string, string]()
+}
+
 type (
 	point      struct{ Lat, Lon float64 }
 	place      struct{ Name string }
@@ -61,7 +68,7 @@ func everyTransform[K any]() map[string]string {
 		out[name] = fmt.Sprint(err)
 	}
 	try("join.Interval", func(s beam.Scope, left, right beam.PCollection) error {
-		_, _, err := join.TryInterval[K, string, string](s, left, right, join.Between(0, time.Second))
+		_, err := join.TryInterval[K, string, string](s, left, right, join.Between(0, time.Second))
 		return err
 	})
 	try("join.Window", func(s beam.Scope, left, right beam.PCollection) error {

@@ -20,19 +20,19 @@ func TestOptionError(t *testing.T) {
 		err  error
 		want got
 	}{
-		{"lower_above_upper", join.CheckInterval(join.Between(10*time.Minute, 5*time.Minute)), got{
+		{"lower_above_upper", join.RouteInterval.Check(join.Between(10*time.Minute, 5*time.Minute)), got{
 			"Between", "lower bound 10m0s is greater than upper bound 5m0s",
 			"beamjoin: lower bound 10m0s is greater than upper bound 5m0s"}},
-		{"empty_with_exclusive_ends", join.CheckInterval(join.Between(0, 0), join.UpperExclusive()), got{
+		{"empty_with_exclusive_ends", join.RouteInterval.Check(join.Between(0, 0), join.UpperExclusive()), got{
 			"Between", "bounds [0s, 0s) match nothing: the interval is empty once its exclusive ends are removed",
 			"beamjoin: bounds [0s, 0s) match nothing: the interval is empty once its exclusive ends are removed"}},
-		{"negative_lateness", join.CheckInterval(join.Between(0, time.Minute), join.AllowedLateness(-time.Second)), got{
+		{"negative_lateness", join.RouteInterval.Check(join.Between(0, time.Minute), join.AllowedLateness(-time.Second)), got{
 			"AllowedLateness", "allowed lateness -1s is negative",
 			"beamjoin: allowed lateness -1s is negative"}},
-		{"zero_size", join.CheckWindow(join.WindowInto(window.NewFixedWindows(0))), got{
+		{"zero_size", join.RouteWindow.Check(join.WindowInto(window.NewFixedWindows(0))), got{
 			"WindowInto", "the size 0s is not positive",
 			"beamjoin: join.Window: WindowInto(window.NewFixedWindows(0s)): the size 0s is not positive"}},
-		{"sliding_with_gaps", join.CheckCoGroup(join.WindowInto(window.NewSlidingWindows(2*time.Minute, time.Minute))), got{
+		{"sliding_with_gaps", join.RouteCoGroup.Check(join.WindowInto(window.NewSlidingWindows(2*time.Minute, time.Minute))), got{
 			"WindowInto", "the period 2m0s is greater than the size 1m0s: an element between two windows would be in none",
 			"beamjoin: join.CoGroup: WindowInto(window.NewSlidingWindows(2m0s, 1m0s)): the period 2m0s is greater than the size 1m0s: an element between two windows would be in none"}},
 	} {
@@ -48,7 +48,7 @@ func TestOptionError(t *testing.T) {
 	}
 	// Sliding windows whose period equals their size are fixed windows,
 	// and fine.
-	if err := join.CheckWindow(join.WindowInto(window.NewSlidingWindows(time.Minute, time.Minute))); err != nil {
-		t.Errorf("CheckWindow(sliding 1m every 1m) = %v, want nil", err)
+	if err := join.RouteWindow.Check(join.WindowInto(window.NewSlidingWindows(time.Minute, time.Minute))); err != nil {
+		t.Errorf("RouteWindow.Check(sliding 1m every 1m) = %v, want nil", err)
 	}
 }

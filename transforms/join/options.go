@@ -14,9 +14,8 @@ import (
 // Option configures a join. Options are values: join types (Inner,
 // LeftOuter, …), emission modes (EmitImmediate, …) and the results of
 // functions such as Between and LowerExclusive. They are validated once,
-// when the transform is added to the pipeline (or by CheckInterval,
-// CheckWindow and CheckCoGroup); Try variants return the error, the others
-// panic with it.
+// when the transform is added to the pipeline (or by Route.Check); Try
+// variants return the error, the others panic with it.
 type Option interface {
 	apply(*config)
 }
@@ -67,4 +66,24 @@ func AllowedLateness(d time.Duration) Option {
 // caller with beam.WindowInto.
 func WindowInto(fn *window.Fn) Option {
 	return optionFunc(func(c *config) { c.window = fn; c.set |= setWindow })
+}
+
+// ReportLate makes Window and CoGroup find and report the elements that
+// arrive too late for their windows, in Outputs.Late as
+// WindowLateElement[K,L,R] records, one per window an element missed, and
+// counted per side. Beam's GroupByKey drops such elements where no DoFn
+// sees them; with ReportLate the join keeps each key's windows in state
+// of its own instead (see Window for what that costs).
+func ReportLate() Option {
+	return optionFunc(func(c *config) { c.reportLate = true; c.set |= setReportLate })
+}
+
+// TrackFates makes a join return, in Outputs.Fates, exactly one
+// Fate[K] record for every input element: what finally became of it. Per
+// side the fates add up to the elements in, which ordinary Beam combines
+// can count exactly, where Beam's counters may be approximate (attempted
+// metrics, retried bundles). Window and CoGroup track fates on the path
+// that ReportLate selects.
+func TrackFates() Option {
+	return optionFunc(func(c *config) { c.trackFates = true; c.set |= setTrackFates })
 }

@@ -304,7 +304,7 @@ func intervalCase(name string, opts ...join.Option) pipelineCase {
 	return pipelineCase{
 		name: name,
 		build: func(s beam.Scope, left, right beam.PCollection) {
-			res, _ := join.Interval[string, string, string](s, left, right, opts...)
+			res := join.Interval[string, string, string](s, left, right, opts...).Records
 			beam.ParDo0(s, countResultsFn{}, res)
 		},
 		want: func(g genSpec) int64 { return g.N / 2 },
@@ -332,7 +332,7 @@ var pipelineCases = []pipelineCase{
 	{
 		name: "window-tumbling",
 		build: func(s beam.Scope, left, right beam.PCollection) {
-			res := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)))
+			res := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second))).Records
 			beam.ParDo0(s, countWindowResultsFn{}, res)
 		},
 		want: func(g genSpec) int64 { return g.N / 2 },

@@ -29,9 +29,8 @@ func (k Kind) String() string { return kindWords.name(uint8(k)) }
 // pair, the element's own time for unmatched and retract records.
 //
 // Beam's workers, in the launching process or another, know a Result
-// instance only if the program registers it in an init function, for
-// example with beam.RegisterType(reflect.TypeOf(join.Result[string, Order, Payment]{}))
-// or by registering a function that takes it; see Interval.
+// instance only if the program registers it in an init function, with
+// RegisterTypes.
 type Result[K, L, R any] struct {
 	Kind      Kind
 	Key       K
@@ -48,9 +47,8 @@ type Result[K, L, R any] struct {
 // the one named by Side; Time is its event time, also its element timestamp.
 //
 // Like Result, a LateElement instance reaches Beam's workers only if the
-// program registers it in an init function (beam.RegisterType, or a
-// registered function that takes it), even when the late output is not
-// used: the join builds a LateElement for every late element; see Interval.
+// program registers it with RegisterTypes, even when the late output is not
+// used: the join builds a LateElement for every late element.
 type LateElement[K, L, R any] struct {
 	Side  Side
 	Key   K

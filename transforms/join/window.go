@@ -46,11 +46,10 @@ type WindowResult[K, L, R any] struct {
 // PCollection<KV<K,R>>, per key and window: Flink's
 // join().where().equalTo().window(). For each key and window it emits every
 // pair of a left and a right value (the nested loop of Flink's
-// JoinCoGroupFunction) as a PCollection<WindowResult[K,L,R]>. The type
-// arguments must be given, because Go cannot infer them from a
-// beam.PCollection:
+// JoinCoGroupFunction) in Outputs.Records, a
+// PCollection<WindowResult[K,L,R]>:
 //
-//	paid := join.Window[string, Order, Payment](s, orders, payments,
+//	out := join.Window[string, Order, Payment](s, orders, payments,
 //		join.WindowInto(window.NewFixedWindows(time.Hour)), join.LeftOuter)
 //
 // The join type says which values without a partner are reported: Inner (the
@@ -71,9 +70,11 @@ type WindowResult[K, L, R any] struct {
 // arrives after its window expired (the window's end plus the allowed
 // lateness has passed; by default lateness is zero, so: after the window
 // fired) is late: it is not joined, it is counted (left_late, right_late),
-// and WindowWithLate returns it, with the window it missed, instead of
-// dropping it silently as Beam's GroupByKey would. Window itself drops the
-// late output, counted; WindowFates also returns every element's fate.
+// and, with ReportLate, returned in Outputs.Late with the window it missed.
+// With TrackFates, Outputs.Fates holds every element's fate: OutcomeMatched
+// (in at least one pair), OutcomeUnmatched (of an outer side, in no pair),
+// OutcomeExpired (of an inner side, in no pair) or OutcomeLate (too late
+// for every window it is in), once its last window expires.
 //
 // AllowedLateness(d), or beam.AllowedLateness on the inputs' windowing,
 // keeps a window's values for d after it fired. An element that arrives
@@ -134,9 +135,11 @@ type WindowResult[K, L, R any] struct {
 // left_unmatched (reported unmatched, never in a pair), left_expired (of
 // an inner side, never in a pair), left_late (too late for every window it
 // is in), and the same for right; pairs_out, left_unmatched_out and
-// right_unmatched_out count records. Window panics on misuse; TryWindow
-// returns the error.
-func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) beam.PCollection {
+// right_unmatched_out count records.
+//
+// The program must call RegisterTypes[K, L, R]() in an init function.
+// Window panics on misuse; TryWindow returns the error.
+func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) Outputs {
 	out, err := TryWindow[K, L, R](s, left, right, opts...)
 	if err != nil {
 		panic(err)
@@ -147,87 +150,33 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // TryWindow is Window returning an error instead of panicking: for an option
 // Window does not take (Between and the interval join's other options), for
 // inputs that are not PCollections of KV pairs with the type arguments' key
-// and value types, and for inputs that are windowed differently or with a
-// trigger.
-func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (beam.PCollection, error) {
-	results, _, _, err := tryWindow[K, L, R](s, left, right, opts, false, false)
-	return results, err
-}
-
-// WindowWithLate is Window that also returns the elements it judged late,
-// a PCollection<WindowLateElement[K,L,R]> with one element per window an
-// input element missed, in the global window:
-//
-//	results, late := join.WindowWithLate[string, Order, Payment](s, orders, payments,
-//		join.WindowInto(window.NewFixedWindows(time.Hour)), join.LeftOuter)
-func WindowWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late beam.PCollection) {
-	results, late, err := TryWindowWithLate[K, L, R](s, left, right, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return results, late
-}
-
-// TryWindowWithLate is WindowWithLate returning an error instead of
-// panicking, as TryWindow does.
-func TryWindowWithLate[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late beam.PCollection, err error) {
-	results, late, _, err = tryWindow[K, L, R](s, left, right, opts, true, false)
-	return results, late, err
-}
-
-// WindowFates is WindowWithLate that also returns the fate of every input
-// element, a PCollection<Fate[K]> with exactly one Fate per element that
-// reached the join, in the global window: OutcomeMatched (in at least one
-// pair), OutcomeUnmatched (of an outer side, in no pair; it was reported
-// unmatched), OutcomeExpired (of an inner side, in no pair) or OutcomeLate
-// (too late for every window it is in). Per side, the fates add up to the
-// elements in, which is what counting them with ordinary Beam combines
-// proves, exactly, where Beam counters may not (Prism can under-report
-// them). An element's fate comes when its last window expires, or when it
-// is judged late.
-func WindowFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late, fates beam.PCollection) {
-	results, late, fates, err := TryWindowFates[K, L, R](s, left, right, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return results, late, fates
-}
-
-// TryWindowFates is WindowFates returning an error instead of panicking, as
-// TryWindow does.
-func TryWindowFates[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (results, late, fates beam.PCollection, err error) {
-	return tryWindow[K, L, R](s, left, right, opts, true, true)
-}
-
-func tryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts []Option, withLate, withFates bool) (results, late, fateCol beam.PCollection, err error) {
+// and value types, for inputs that are windowed differently or with a
+// trigger, and for types not registered with RegisterTypes.
+func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
 	const op = "join.Window"
 	s, cfg, err := windowedSetup[K, L, R](s, op, windowOptions, opts, left, right)
 	if err != nil {
-		return results, late, fateCol, err
-	}
-	wd, err := buildWindowed(s, op, cfg, left, right, true, true, withFates)
-	if err != nil {
-		return results, late, fateCol, err
+		return Outputs{}, err
 	}
 	out := reflect.TypeFor[WindowResult[K, L, R]]()
+	if err := checkRegistered[K, L, R](op, cfg.windowedTypes(out, reflect.TypeFor[WindowLateElement[K, L, R]](), reflect.TypeFor[Fate[K]]())...); err != nil {
+		return Outputs{}, err
+	}
+	wd, err := buildWindowed(s, op, cfg, left, right, true, true, cfg.trackFates)
+	if err != nil {
+		return Outputs{}, err
+	}
 	fn := &windowPaneFn{
 		Type:  cfg.typ.core(),
 		Left:  wd.coders[Left],
 		Right: wd.coders[Right],
 		Out:   beam.EncodedType{T: out},
 	}
-	if results, err = wd.records(s.Scope("results"), fn, out, beam.YType); err != nil {
-		return results, late, fateCol, err
+	var outs Outputs
+	if outs.Records, err = wd.records(s.Scope("results"), fn, out, beam.YType); err != nil {
+		return Outputs{}, err
 	}
-	if withLate {
-		if late, err = lateElements[K, L, R](s, wd); err != nil {
-			return results, late, fateCol, err
-		}
-	}
-	if withFates {
-		fateCol, err = fates[K](s, wd)
-	}
-	return results, late, fateCol, err
+	return windowedExtras[K, L, R](s, wd, cfg, outs)
 }
 
 // windowPaneFn builds the records of one firing of one window of a key

@@ -64,17 +64,17 @@ var windowLateCases = []pipelineCase{
 	{
 		name: "window-late",
 		build: func(s beam.Scope, left, right beam.PCollection) {
-			res, _ := join.WindowWithLate[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)))
-			beam.ParDo0(s, countWindowResultsFn{}, res)
+			out := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)), join.ReportLate())
+			beam.ParDo0(s, countWindowResultsFn{}, out.Records)
 		},
 		want: func(g genSpec) int64 { return g.N / 2 },
 	},
 	{
 		name: "window-fates",
 		build: func(s beam.Scope, left, right beam.PCollection) {
-			res, _, fates := join.WindowFates[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)))
-			beam.ParDo0(s, countWindowResultsFn{}, res)
-			beam.ParDo0(s, countFatesFn{}, fates)
+			out := join.Window[string, string, string](s, left, right, join.WindowInto(window.NewFixedWindows(8*time.Second)), join.ReportLate(), join.TrackFates())
+			beam.ParDo0(s, countWindowResultsFn{}, out.Records)
+			beam.ParDo0(s, countFatesFn{}, out.Fates)
 		},
 		want: func(g genSpec) int64 { return g.N / 2 },
 	},

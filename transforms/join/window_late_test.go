@@ -197,8 +197,11 @@ func testLate(t *testing.T, c lateCase) {
 	c.events(&cfg)
 	p, s := beam.NewPipelineWithRoot()
 	left, right := beam.ParDo2(s, splitTimed, teststream.Create(s, cfg))
-	results, wLate, wFates := join.WindowFates[string, string, note](s.Scope("window"), left, right, append([]join.Option{join.FullOuter}, c.opts...)...)
-	groups, gLate, gFates := join.CoGroupFates[string, string, note](s.Scope("cogroup"), left, right, c.opts...)
+	extra := []join.Option{join.ReportLate(), join.TrackFates()}
+	w := join.Window[string, string, note](s.Scope("window"), left, right, append([]join.Option{join.FullOuter}, append(extra, c.opts...)...)...)
+	g := join.CoGroup[string, string, note](s.Scope("cogroup"), left, right, append(extra, c.opts...)...)
+	results, wLate, wFates := w.Records, w.Late, w.Fates
+	groups, gLate, gFates := g.Records, g.Late, g.Fates
 	got := map[string]func() []string{
 		"Window records":  gather(s, beam.ParDo(s, describeWindowResult, results)),
 		"Window late":     gather(s, beam.ParDo(s, describeWindowLate, wLate)),

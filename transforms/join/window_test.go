@@ -210,7 +210,7 @@ func TestWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			left, right := windowedInputs(s, tt.elements, tt.windowFn)
-			results := join.Window[string, string, note](s, left, right, tt.opts...)
+			results := join.Window[string, string, note](s, left, right, tt.opts...).Records
 			got := gather(s, beam.ParDo(s, describeWindowResult, results))
 			if err := ptest.Run(p); err != nil {
 				t.Fatal(err)
@@ -227,7 +227,7 @@ func TestWindow(t *testing.T) {
 func TestWindowTimestampsRecordsAtTheWindowMaxTimestamp(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := timedInputs(s, tumbling)
-	results := join.Window[string, string, note](s, left, right, join.WindowInto(fixed10s), join.FullOuter)
+	results := join.Window[string, string, note](s, left, right, join.WindowInto(fixed10s), join.FullOuter).Records
 	got := gather(s, beam.ParDo(s, describeWindowResultTime, results))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
@@ -280,13 +280,13 @@ func TestMisuse(t *testing.T) {
 	window := func(opts ...join.Option) build {
 		return func(s beam.Scope, left, right beam.PCollection) error {
 			_, err := join.TryWindow[string, string, note](s, left, right, opts...)
-			return agree(err, join.CheckWindow(opts...))
+			return agree(err, join.RouteWindow.Check(opts...))
 		}
 	}
 	coGroup := func(opts ...join.Option) build {
 		return func(s beam.Scope, left, right beam.PCollection) error {
 			_, err := join.TryCoGroup[string, string, note](s, left, right, opts...)
-			return agree(err, join.CheckCoGroup(opts...))
+			return agree(err, join.RouteCoGroup.Check(opts...))
 		}
 	}
 	tests := []struct {
@@ -493,8 +493,8 @@ func TestSameValueTypeOnBothSides(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	left, notes := timedInputs(s, sliding)
 	right := beam.ParDo(s, noteText, notes)
-	results := gather(s, beam.ParDo(s, describeStringResult, join.Window[string, string, string](s, left, right, join.FullOuter)))
-	groups := gather(s, beam.ParDo(s, describeStringGroup, join.CoGroup[string, string, string](s, left, right)))
+	results := gather(s, beam.ParDo(s, describeStringResult, join.Window[string, string, string](s, left, right, join.FullOuter).Records))
+	groups := gather(s, beam.ParDo(s, describeStringGroup, join.CoGroup[string, string, string](s, left, right).Records))
 	tagged := gather(s, beam.ParDo(s, describeStringTagged, join.Connect[string, string, string](s, left, right)))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
@@ -530,7 +530,7 @@ func TestWindowOnAStream(t *testing.T) {
 
 	p, s := beam.NewPipelineWithRoot()
 	left, right := beam.ParDo2(s, splitTimed, teststream.Create(s, c))
-	results := join.Window[string, string, note](s, left, right, join.WindowInto(fixed10s), join.FullOuter)
+	results := join.Window[string, string, note](s, left, right, join.WindowInto(fixed10s), join.FullOuter).Records
 	got := gather(s, beam.ParDo(s, describeWindowResult, results))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)

@@ -191,23 +191,40 @@ func (wd *windowed) records(s beam.Scope, fn any, out, typeVar reflect.Type) (be
 	return records[0], nil
 }
 
-// lateElements decodes the late output into WindowLateElement[K,L,R].
-func lateElements[K, L, R any](s beam.Scope, wd *windowed) (beam.PCollection, error) {
-	t := reflect.TypeFor[WindowLateElement[K, L, R]]()
-	late, err := beam.TryParDo(s.Scope("late"), &missedFn{Out: beam.EncodedType{T: t}, Left: wd.coders[Left], Right: wd.coders[Right]}, wd.late,
-		beam.TypeDefinition{Var: beam.YType, T: t})
-	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+// windowedTypes are the generic types a window join or cogroup whose
+// records are of type records emits, given the late and fate types: the
+// records, and the late elements and fates if asked for.
+func (c config) windowedTypes(records, late, fate reflect.Type) []reflect.Type {
+	types := []reflect.Type{records}
+	if c.reportLate {
+		types = append(types, late)
 	}
-	return late[0], nil
+	if c.trackFates {
+		types = append(types, fate)
+	}
+	return types
 }
 
-// fates decodes the fate output into Fate[K].
-func fates[K any](s beam.Scope, wd *windowed) (beam.PCollection, error) {
-	t := reflect.TypeFor[Fate[K]]()
-	out, err := beam.TryParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: t}}, wd.fates, beam.TypeDefinition{Var: beam.YType, T: t})
-	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+// windowedExtras adds to outs the outputs that ReportLate and TrackFates
+// ask for: the late output decoded into WindowLateElement[K,L,R], and the
+// fate output into Fate[K].
+func windowedExtras[K, L, R any](s beam.Scope, wd *windowed, cfg config, outs Outputs) (Outputs, error) {
+	if cfg.reportLate {
+		t := reflect.TypeFor[WindowLateElement[K, L, R]]()
+		late, err := beam.TryParDo(s.Scope("late"), &missedFn{Out: beam.EncodedType{T: t}, Left: wd.coders[Left], Right: wd.coders[Right]}, wd.late,
+			beam.TypeDefinition{Var: beam.YType, T: t})
+		if err != nil {
+			return Outputs{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+		}
+		outs.Late = late[0]
 	}
-	return out[0], nil
+	if cfg.trackFates {
+		t := reflect.TypeFor[Fate[K]]()
+		fates, err := beam.TryParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: t}}, wd.fates, beam.TypeDefinition{Var: beam.YType, T: t})
+		if err != nil {
+			return Outputs{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+		}
+		outs.Fates = fates[0]
+	}
+	return outs, nil
 }
