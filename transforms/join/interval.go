@@ -111,28 +111,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err != nil {
 		return Outputs{}, err
 	}
-	j := joiner{
-		Rules:        cfg.rules(),
-		MaxBuffered:  cfg.maxBuffered,
-		CleanupEvery: cfg.cleanupMillis(),
-		Key:          keyCoder,
-		NoCache:      cfg.noCache,
-		ID:           newJoinID(),
-		KeyMemory:    cfg.keyMemory,
-		CacheBytes:   cfg.cacheBytes,
-		BucketAbove:  cfg.bucketAbove,
-		LogLimit:     bucketLogLimit,
-	}
-	bucketed := cfg.set&setHotKeyBuckets != 0
-	if l := cfg.layout; l != nil {
-		bucketed, j.BucketAbove, j.LogLimit = l.bucketed, l.bucketAbove, l.logLimit
-	}
-	j.AppendCleanup = !bucketed && !cfg.noAppendCleanup && appendable(j.Rules)
-	var fn any = &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"), Cleanup: timers.InEventTime("cleanup")}
-	if bucketed {
-		fn = &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
-			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
-	}
+	fn := statefulFn(newJoiner(cfg, keyCoder))
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
 		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, tagged)
@@ -145,4 +124,38 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
 	return Outputs{Records: windows.restore(s.Scope("results"), results), Late: windows.restore(s.Scope("late"), late)}, nil
+}
+
+// newJoiner is the joiner of a join with config cfg and key coder key: the
+// interval join's DoFns carry it, and the runner-model harness
+// (model_harness_test.go) builds its DoFns through it too.
+func newJoiner(cfg config, key coders.Element) (j joiner, bucketed bool) {
+	j = joiner{
+		Rules:        cfg.rules(),
+		MaxBuffered:  cfg.maxBuffered,
+		CleanupEvery: cfg.cleanupMillis(),
+		Key:          key,
+		NoCache:      cfg.noCache,
+		ID:           newJoinID(),
+		KeyMemory:    cfg.keyMemory,
+		CacheBytes:   cfg.cacheBytes,
+		BucketAbove:  cfg.bucketAbove,
+		LogLimit:     bucketLogLimit,
+	}
+	bucketed = cfg.set&setHotKeyBuckets != 0
+	if l := cfg.layout; l != nil {
+		bucketed, j.BucketAbove, j.LogLimit = l.bucketed, l.bucketAbove, l.logLimit
+	}
+	j.AppendCleanup = !bucketed && !cfg.noAppendCleanup && appendable(j.Rules)
+	return j, bucketed
+}
+
+// statefulFn is the stateful DoFn of j's layout: bucketedIntervalFn if
+// bucketed, else intervalFn.
+func statefulFn(j joiner, bucketed bool) any {
+	if bucketed {
+		return &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
+			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
+	}
+	return &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"), Cleanup: timers.InEventTime("cleanup")}
 }

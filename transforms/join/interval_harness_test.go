@@ -10,6 +10,8 @@ package join
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,6 +38,24 @@ type memState struct {
 
 func newMemState() *memState {
 	return &memState{bags: map[string][][]byte{}, maps: map[string]map[int64][]byte{}}
+}
+
+// clone is a deep copy of m's state, its call counts reset: what a
+// runner keeps of a key while a bundle works on a copy (model harness).
+func (m *memState) clone() *memState {
+	c := newMemState()
+	for id, vs := range m.bags {
+		for _, v := range vs {
+			c.bags[id] = append(c.bags[id], slices.Clone(v))
+		}
+	}
+	for id, kv := range m.maps {
+		c.maps[id] = map[int64][]byte{}
+		for k, v := range kv {
+			c.maps[id][k] = slices.Clone(v)
+		}
+	}
+	return c
 }
 
 func (m *memState) ReadBagState(id string) ([]any, []state.Transaction, error) {
@@ -93,6 +113,8 @@ func (m *memState) ClearMapState(t state.Transaction) error {
 
 // memTimers is one key's timers in memory, by tag, as a runner keeps them.
 type memTimers map[string]timers.TimerMap
+
+func (m memTimers) clone() memTimers { return maps.Clone(m) }
 
 func (m memTimers) Set(t timers.TimerMap) {
 	if t.Clear {

@@ -1,0 +1,175 @@
+package join
+
+// This file exposes the interval join's real stateful DoFn to the
+// runner-model harness (model_harness_test.go, package join_test) over the
+// in-memory state and timer backend of interval_harness_test.go: a worker
+// process, DoFn instances built as Interval builds them (newJoiner,
+// statefulFn), one key's committed state that a bundle copies and commits
+// or discards, and the records the DoFn emits, as Result and LateElement
+// values. It holds no join logic: every verdict is the DoFn's.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/beamjoin/beamjoin/coders"
+)
+
+// ModelProcess is one simulated worker process: what its DoFn instances
+// share beyond their own fields.
+type ModelProcess struct {
+	id string
+}
+
+// NewModelProcess returns a fresh worker process, named id.
+func NewModelProcess(id string) *ModelProcess { return &ModelProcess{id: id} }
+
+// modelKeyCoder is the string key coder of the model's joins, built once.
+var modelKeyCoder = sync.OnceValues(func() (coders.Element, error) {
+	_, s := beam.NewPipelineWithRoot()
+	return coders.KVKey(beam.ParDo(s, keyedByItself, beam.Create(s, "k")))
+})
+
+// ModelInstance is one instance of the interval join's stateful DoFn, of
+// a join over string keys and values, in a ModelProcess.
+type ModelInstance struct {
+	proc *ModelProcess
+	fn   harnessFn
+	j    *joiner
+	ctx  context.Context
+
+	records []Result[string, string, string]
+	late    []LateElement[string, string, string]
+}
+
+// NewInstance builds a DoFn instance of the join opts configure, as
+// Interval would build it, and sets it up.
+func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
+	cfg, err := intervalConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	key, err := modelKeyCoder()
+	if err != nil {
+		return nil, err
+	}
+	j, bucketed := newJoiner(cfg, key)
+	// The process's memory of forgotten keys is per join and process:
+	// instances of one process share it, another process has its own.
+	j.ID = joinID(p.id)
+	in := &ModelInstance{proc: p, ctx: metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "model"), "join")}
+	switch fn := statefulFn(j, bucketed).(type) {
+	case *intervalFn:
+		in.fn, in.j = fn, &fn.Join
+	case *bucketedIntervalFn:
+		in.fn, in.j = fn, &fn.Join
+	}
+	if err := in.j.Key.Setup(); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// StartBundle starts a bundle on the instance.
+func (in *ModelInstance) StartBundle() { in.fn.StartBundle(in.emit, in.emitLate) }
+
+// FinishBundle finishes the instance's bundle.
+func (in *ModelInstance) FinishBundle() { in.fn.FinishBundle(in.emit, in.emitLate) }
+
+// CacheBytes is what the instance's bundle cache holds now, by its own
+// estimate.
+func (in *ModelInstance) CacheBytes() int64 { return in.j.cache.used }
+
+// Element processes one element of side at time ms for key, whose state
+// is ks, and returns what the DoFn emitted.
+func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms int64, value string) ([]Result[string, string, string], []LateElement[string, string, string], error) {
+	in.records, in.late = nil, nil
+	err := in.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.tm, key,
+		encoded{Side: uint8(side), Value: []byte(value)}, in.emit, in.emitLate)
+	return in.records, in.late, err
+}
+
+// Fire delivers the firing of t, one of the key's timers (ks.Timers), as
+// a runner does: the timer is consumed, OnTimer's event time is its hold.
+func (in *ModelInstance) Fire(ks *ModelKeyState, key string, t ModelTimer) ([]Result[string, string, string], error) {
+	in.records, in.late = nil, nil
+	if ks.tm[t.Tag] == t.set {
+		delete(ks.tm, t.Tag)
+	}
+	err := in.fn.OnTimer(in.ctx, window.GlobalWindow{}, beam.EventTime(t.Hold), ks.st, ks.tm, key,
+		timers.Context{Family: t.set.Family, Tag: t.Tag}, in.emit, in.emitLate)
+	if len(in.late) > 0 {
+		return nil, fmt.Errorf("a timer firing emitted %d late elements", len(in.late))
+	}
+	return in.records, err
+}
+
+func (in *ModelInstance) emit(et beam.EventTime, key beam.X, r record) {
+	out := Result[string, string, string]{Kind: r.Kind, Key: key.(string), Time: et.ToTime()}
+	if r.HasLeft {
+		v := string(r.Left)
+		out.Left, out.LeftTime = &v, mtime.Time(r.LeftTime).ToTime()
+	}
+	if r.HasRight {
+		v := string(r.Right)
+		out.Right, out.RightTime = &v, mtime.Time(r.RightTime).ToTime()
+	}
+	in.records = append(in.records, out)
+}
+
+func (in *ModelInstance) emitLate(et beam.EventTime, key beam.X, e encoded) {
+	v := string(e.Value)
+	out := LateElement[string, string, string]{Side: Side(e.Side), Key: key.(string), Time: et.ToTime()}
+	if out.Side == Left {
+		out.Left = &v
+	} else {
+		out.Right = &v
+	}
+	in.late = append(in.late, out)
+}
+
+// ModelKeyState is one key's user state and timers as a runner keeps them.
+// A bundle works on a Clone and commits it, or discards it on failure.
+type ModelKeyState struct {
+	st *memState
+	tm memTimers
+}
+
+// NewModelKeyState is the state of a key the runner has never seen.
+func NewModelKeyState() *ModelKeyState { return &ModelKeyState{st: newMemState(), tm: memTimers{}} }
+
+// Clone is a deep copy of ks.
+func (ks *ModelKeyState) Clone() *ModelKeyState {
+	return &ModelKeyState{st: ks.st.clone(), tm: ks.tm.clone()}
+}
+
+// Empty reports whether the key holds no state and no timer.
+func (ks *ModelKeyState) Empty() bool {
+	return len(ks.tm) == 0 && len(ks.st.bags) == 0 && len(ks.st.maps) == 0
+}
+
+// ModelTimer is one set timer of a key: its tag, firing time and output
+// timestamp (hold), in milliseconds.
+type ModelTimer struct {
+	Tag        string
+	Fire, Hold int64
+	set        timers.TimerMap
+}
+
+// Timers lists the key's set timers, earliest firing first.
+func (ks *ModelKeyState) Timers() []ModelTimer {
+	out := make([]ModelTimer, 0, len(ks.tm))
+	for tag, t := range ks.tm {
+		out = append(out, ModelTimer{Tag: tag, Fire: t.FireTimestamp.Milliseconds(), Hold: t.HoldTimestamp.Milliseconds(), set: t})
+	}
+	slices.SortFunc(out, func(a, b ModelTimer) int { return cmp.Or(cmp.Compare(a.Fire, b.Fire), cmp.Compare(a.Tag, b.Tag)) })
+	return out
+}
