@@ -43,17 +43,17 @@ func Build(s beam.Scope, c Config) error {
 	// Files are read together: a replay is one stream of both inputs,
 	// with one watermark (see jsonl.ReadAll). Subscriptions are streams
 	// of their own (pubsub.go).
-	left, right, leftBad, rightBad, readerLate, err := c.read(s)
+	left, right, err := c.read(s)
 	if err != nil {
 		return err
 	}
 	// counts are the tallies of the accounting (accounting.go): every line
 	// read, and every record made.
 	counts := []beam.PCollection{
-		beam.ParDo(s, &countRecordFn{Side: "left", counter: counter{Hub: c.hub}}, global(s, left)),
-		beam.ParDo(s, &countDeadLetterFn{Side: "left", Key: c.Left.Fields.Key, Time: c.Left.Fields.Time, counter: counter{Hub: c.hub}}, global(s, leftBad)),
-		beam.ParDo(s, &countRecordFn{Side: "right", counter: counter{Hub: c.hub}}, global(s, right)),
-		beam.ParDo(s, &countDeadLetterFn{Side: "right", Key: c.Right.Fields.Key, Time: c.Right.Fields.Time, counter: counter{Hub: c.hub}}, global(s, rightBad)),
+		beam.ParDo(s, &countRecordFn{Side: "left", counter: counter{Hub: c.hub}}, global(s, left.Records)),
+		beam.ParDo(s, &countDeadLetterFn{Side: "left", Key: c.Left.Fields.Key, Time: c.Left.Fields.Time, counter: counter{Hub: c.hub}}, global(s, left.DeadLetters)),
+		beam.ParDo(s, &countRecordFn{Side: "right", counter: counter{Hub: c.hub}}, global(s, right.Records)),
+		beam.ParDo(s, &countDeadLetterFn{Side: "right", Key: c.Right.Fields.Key, Time: c.Right.Fields.Time, counter: counter{Hub: c.hub}}, global(s, right.DeadLetters)),
 	}
 	var out beam.PCollection
 	opts := c.joinOptions()
@@ -69,15 +69,15 @@ func Build(s beam.Scope, c Config) error {
 		// are not carried through the join, where they would be held in
 		// state or grouped for nothing (a third of the bytes of a short
 		// line on a long path).
-		left, right := beam.ParDo(s.Scope("left"), dropOrigin, left), beam.ParDo(s.Scope("right"), dropOrigin, right)
-		joined, err := join.TryInterval[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+		l, r := beam.ParDo(s.Scope("left"), dropOrigin, left.Records), beam.ParDo(s.Scope("right"), dropOrigin, right.Records)
+		joined, err := join.TryInterval[string, jsonl.Record, jsonl.Record](s, l, r, opts...)
 		if err != nil {
 			return err
 		}
 		results, late := joined.Records, joined.Late
 		out = beam.ParDo(s, FormatResult, results)
 		counts = append(counts, beam.ParDo(s, &countResultFn{counter: counter{Hub: c.hub}}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
-		lateLines, readerCounts := c.withReaderLate(s, beam.ParDo(s, FormatLate, late), readerLate)
+		lateLines, readerCounts := c.withReaderLate(s, beam.ParDo(s, FormatLate, late), left, right)
 		counts = append(counts, readerCounts...)
 		if c.Late != "" {
 			if err := write(s.Scope("late"), c.Late, lateLines); err != nil {
@@ -85,21 +85,29 @@ func Build(s beam.Scope, c Config) error {
 			}
 		}
 	case Window:
-		joined, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left, right, append(opts, join.ReportLate(), join.TrackFates())...)
+		joined, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left.Records, right.Records, append(opts, join.ReportLate(), join.TrackFates())...)
 		if err != nil {
 			return err
 		}
 		out = beam.ParDo(s, FormatWindowResult, joined.Records)
 		counts = append(counts, beam.ParDo(s, &countWindowResultFn{counter: counter{Hub: c.hub}}, global(s, joined.Records)))
-		counts = append(counts, c.windowLate(s, joined.Late, joined.Fates)...)
+		late, err := c.windowLate(s, joined.Late, joined.Fates)
+		if err != nil {
+			return err
+		}
+		counts = append(counts, late...)
 	case CoGroup:
-		joined, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left, right, append(opts, join.ReportLate(), join.TrackFates())...)
+		joined, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left.Records, right.Records, append(opts, join.ReportLate(), join.TrackFates())...)
 		if err != nil {
 			return err
 		}
 		out = beam.ParDo(s, FormatGroup, joined.Records)
 		counts = append(counts, beam.ParDo(s, &countGroupFn{counter: counter{Hub: c.hub}}, global(s, joined.Records)))
-		counts = append(counts, c.windowLate(s, joined.Late, joined.Fates)...)
+		late, err := c.windowLate(s, joined.Late, joined.Fates)
+		if err != nil {
+			return err
+		}
+		counts = append(counts, late...)
 	}
 	path := c.Out
 	if path == "" {
@@ -109,7 +117,7 @@ func Build(s beam.Scope, c Config) error {
 		return err
 	}
 	if c.DeadLetter != "" {
-		bad := beam.Flatten(s, leftBad, rightBad)
+		bad := beam.Flatten(s, left.DeadLetters, right.DeadLetters)
 		if err := write(s.Scope("deadletters"), c.DeadLetter, beam.ParDo(s, FormatDeadLetter, bad)); err != nil {
 			return err
 		}
@@ -128,53 +136,23 @@ func dropOrigin(key string, r jsonl.Record) (string, jsonl.Record) {
 // windowLate writes the late elements of a window join or cogroup where c
 // says, and returns the tallies of the accounting that count them and the
 // fates of every element.
-func (c Config) windowLate(s beam.Scope, late, fates beam.PCollection) []beam.PCollection {
+func (c Config) windowLate(s beam.Scope, late, fates beam.PCollection) ([]beam.PCollection, error) {
 	if c.Late != "" {
-		jsonl.Write(s.Scope("late"), c.Late, beam.ParDo(s, FormatWindowLate, late))
+		if err := write(s.Scope("late"), c.Late, beam.ParDo(s, FormatWindowLate, late)); err != nil {
+			return nil, err
+		}
 	}
 	return []beam.PCollection{
 		beam.ParDo(s, &countWindowLateFn{}, global(s, late)),
 		beam.ParDo(s, &countFateFn{}, global(s, fates)),
 		fatesCounted(s),
-	}
+	}, nil
 }
 
 // global puts col in the global window, the accounting's: the counting
 // DoFns emit their tallies when a bundle finishes, in the global window.
 func global(s beam.Scope, col beam.PCollection) beam.PCollection {
 	return beam.WindowInto(s, window.NewGlobalWindows(), col)
-}
-
-func (c Config) source(side string, in Input) jsonl.Source {
-	return jsonl.Source{
-		Name:          side,
-		Pattern:       in.Pattern,
-		Fields:        in.Fields,
-		MaxLineBytes:  c.MaxLineBytes,
-		Replay:        c.Replay,
-		WatermarkLag:  c.WatermarkLag,
-		WatermarkStep: c.watermarkStep(),
-	}
-}
-
-// watermarkStep is how far a replay's event time must rise between two
-// watermark reports: a quarter of the time an element waits in the join
-// for partners (the interval's width plus the allowed lateness), or of
-// the time between two window ends (the slide, the size, or the session
-// gap), and at least a millisecond. Finer reports would let the join
-// clean up or close windows a little sooner, at the cost of a checkpoint
-// each; coarser ones would hold more buffered state.
-func (c Config) watermarkStep() time.Duration {
-	span := c.Upper - c.Lower + c.AllowedLateness
-	switch {
-	case c.Op != Interval && c.Gap != 0:
-		span = c.Gap
-	case c.Op != Interval && c.Slide != 0:
-		span = c.Slide
-	case c.Op != Interval:
-		span = c.Size
-	}
-	return max(span/4/time.Millisecond*time.Millisecond, time.Millisecond)
 }
 
 // DefaultRunner is the runner Run uses when it is given none: Prism, the

@@ -1,6 +1,7 @@
 // This file holds the Pub/Sub side of a join: subscriptions as inputs and
 // topics as outputs, named where a Config names a file with the prefix
-// "pubsub:", and the run of a streaming job.
+// "pubsub:", and the run of a streaming job. Files are read and written in
+// io.go.
 
 package jsonjoin
 
@@ -98,41 +99,6 @@ func (c Config) checkPubSub() error {
 	return nil
 }
 
-// read reads both inputs: files through jsonl.TryReadAll (together, so that
-// a replay has one watermark), subscriptions through pubsubio. A replay
-// that judges lateness (readerlate.go) gives, at late[i], the late records
-// of side i; late[i] is not valid otherwise.
-func (c Config) read(s beam.Scope) (left, right, leftBad, rightBad beam.PCollection, late [2]beam.PCollection, err error) {
-	sides := []string{"left", "right"}
-	var records, bad [2]beam.PCollection
-	var files []jsonl.Source
-	var at []int
-	for i, in := range []Input{c.Left, c.Right} {
-		sub, ok := pubsubName(in.Pattern)
-		if !ok {
-			files = append(files, c.source(sides[i], in))
-			at = append(at, i)
-			continue
-		}
-		if records[i], bad[i], err = c.readPubSub(s.Scope(sides[i]), sides[i], sub, in.Fields); err != nil {
-			return
-		}
-	}
-	if len(files) > 0 {
-		r, l, b, err := c.readFiles(s, files)
-		if err != nil {
-			return left, right, leftBad, rightBad, late, err
-		}
-		for j, i := range at {
-			records[i], bad[i] = r[j], b[j]
-			if l != nil {
-				late[i] = l[j]
-			}
-		}
-	}
-	return records[0], records[1], bad[0], bad[1], late, nil
-}
-
 // readPubSub reads a subscription as records keyed as jsonl.Read keys
 // lines, and dead letters: messages that are not JSON objects, or whose
 // key or event time is missing or bad.
@@ -187,14 +153,9 @@ func messageLine(id string) int64 {
 	return n
 }
 
-// write writes lines to path: a Pub/Sub topic, or a file as jsonl.Write
-// writes it.
-func write(s beam.Scope, path string, lines beam.PCollection) error {
-	if topic, ok := pubsubName(path); ok {
-		return pubsubio.TryWrite(s, topic, lines)
-	}
-	jsonl.Write(s, path, lines)
-	return nil
+// writeTopic publishes lines to topic, one message each.
+func writeTopic(s beam.Scope, topic string, lines beam.PCollection) error {
+	return pubsubio.TryWrite(s, topic, lines)
 }
 
 // ErrStopped is what Run returns when the context of a streaming job (see

@@ -32,40 +32,22 @@ const countReaderLate = jsonl.ReaderLate
 // the window, which the reader does not know.)
 func (c Config) judgesLate() bool { return c.Op == Interval && c.Replay }
 
-// readFiles reads the file sources srcs together; when c.judgesLate, each
-// judges lateness by join.LateBehind of its side and c's join, and late
-// holds their late records, by index as srcs; otherwise late is nil.
-func (c Config) readFiles(s beam.Scope, srcs []jsonl.Source) (records, late, deadLetters []beam.PCollection, err error) {
-	if !c.judgesLate() {
-		records, deadLetters, err = jsonl.TryReadAll(s, srcs...)
-		return records, nil, deadLetters, err
-	}
-	for i := range srcs {
-		side := join.Left
-		if srcs[i].Name == "right" {
-			side = join.Right
-		}
-		srcs[i].JudgeLate = true
-		if srcs[i].LateBehind, err = join.LateBehind(side, c.joinOptions()...); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return jsonl.TryReadAllWithLate(s, srcs...)
-}
-
-// withReaderLate adds to lines, the join's late records formatted, those
-// of the late records of each side that the reader judged (readerLate[i]
-// for side i, when valid), and returns them with the tallies that count
-// them.
-func (c Config) withReaderLate(s beam.Scope, lines beam.PCollection, readerLate [2]beam.PCollection) (beam.PCollection, []beam.PCollection) {
+// withReaderLate adds to lines, the join's late records formatted, the
+// late records of each side that the reader judged (input.ReaderLate, when
+// valid), and returns them with the tallies that count them.
+func (c Config) withReaderLate(s beam.Scope, lines beam.PCollection, left, right input) (beam.PCollection, []beam.PCollection) {
 	all := []beam.PCollection{lines}
 	var counts []beam.PCollection
-	for i, side := range []join.Side{join.Left, join.Right} {
-		if !readerLate[i].IsValid() {
+	for _, sd := range []struct {
+		side join.Side
+		in   input
+	}{{join.Left, left}, {join.Right, right}} {
+		side, in := sd.side, sd.in
+		if !in.ReaderLate.IsValid() {
 			continue
 		}
-		all = append(all, beam.ParDo(s, &formatReaderLateFn{Side: side}, readerLate[i]))
-		counts = append(counts, beam.ParDo(s, &countReaderLateFn{Side: side.String(), counter: counter{Hub: c.hub}}, global(s, readerLate[i])))
+		all = append(all, beam.ParDo(s, &formatReaderLateFn{Side: side}, in.ReaderLate))
+		counts = append(counts, beam.ParDo(s, &countReaderLateFn{Side: side.String(), counter: counter{Hub: c.hub}}, global(s, in.ReaderLate)))
 	}
 	if len(all) == 1 {
 		return lines, nil

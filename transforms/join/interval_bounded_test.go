@@ -118,7 +118,7 @@ func TestIntervalBoundedGathered(t *testing.T) {
 	}
 }
 
-// TestIntervalBoundedNothingLate plays the input of TestIntervalLate, whose
+// TestIntervalBoundedNothingLate plays the input of intervalLate, whose
 // late elements are late because the watermark passed them, through the
 // bounded path: there the elements arrive in event-time order, so none is
 // late, and r1 and l0 join as they would have on time.

@@ -26,8 +26,21 @@ var intervalSuite = []struct {
 	{"MaxBufferedPerKey", intervalMaxBufferedPerKey},
 	{"FinalNotLateDownstream", intervalFinalNotLateDownstream},
 	{"StructValuesIntKeys", intervalStructValuesIntKeys},
-	{"RetractAsymmetricBounds", intervalRetractAsymmetricBounds},
 	{"LateAfterForget", intervalLateAfterForget},
+}
+
+// bufferLayout names the layout options a suite test runs under.
+type bufferLayout struct {
+	name   string
+	layout []join.Option
+}
+
+// bufferLayouts are the layouts of a key's buffer every suite test runs
+// under (see TestInterval).
+var bufferLayouts = []bufferLayout{
+	{"bag", nil},
+	{"buckets", []join.Option{join.ForceLayout(true, 0, 0)}},
+	{"buckets_after_bag", []join.Option{join.ForceLayout(true, 2, 3)}},
 }
 
 // underLayout is opts followed by the layout options a suite test runs
@@ -36,24 +49,17 @@ func underLayout(layout []join.Option, opts ...join.Option) []join.Option {
 	return append(opts, layout...)
 }
 
-// TestIntervalLayouts runs the interval suite again with a key's buffer
-// forced into time buckets: every element moved into its bucket as it
-// arrives ("buckets"), and keys moving into buckets above 2 elements with
-// bag entries moved into buckets above 3 ("buckets_after_bag"), which also
-// folds keys back into the bag. The suite's tests assert the same results
-// under every layout.
-func TestIntervalLayouts(t *testing.T) {
-	layouts := []struct {
-		name                  string
-		bucketAbove, logLimit int
-	}{
-		{"buckets", 0, 0},
-		{"buckets_after_bag", 2, 3},
-	}
-	for _, l := range layouts {
+// TestInterval runs the interval suite under each layout of a key's
+// buffer: the default bag ("bag"), every element moved into its time bucket
+// as it arrives ("buckets"), and keys moving into buckets above 2 elements
+// with bag entries moved into buckets above 3 ("buckets_after_bag"), which
+// also folds keys back into the bag. The suite's tests assert the same
+// results under every layout.
+func TestInterval(t *testing.T) {
+	for _, l := range bufferLayouts {
 		t.Run(l.name, func(t *testing.T) {
 			for _, tc := range intervalSuite {
-				t.Run(tc.name, func(t *testing.T) { tc.test(t, join.ForceLayout(true, l.bucketAbove, l.logLimit)) })
+				t.Run(tc.name, func(t *testing.T) { tc.test(t, l.layout...) })
 			}
 		})
 	}

@@ -43,12 +43,10 @@ func probes(lo, hi int64) []int64 {
 	return out
 }
 
-// TestIntervalBoundShapes runs every bound shape end to end, the left
+// intervalBoundShapes runs every bound shape end to end, the left
 // element arriving first and then last, the watermark advancing with the
 // arrivals and cleanup exact: both orders give the same pairs, exactly the
 // offsets inside the bounds.
-func TestIntervalBoundShapes(t *testing.T) { intervalBoundShapes(t) }
-
 func intervalBoundShapes(t *testing.T, layout ...join.Option) {
 	shapes := []struct {
 		name   string
@@ -102,7 +100,7 @@ func toAny(xs []string) []any {
 	return out
 }
 
-// The scenario of TestIntervalTypesAndModes, bounds ±5 s, in arrival order:
+// The scenario of intervalTypesAndModes, bounds ±5 s, in arrival order:
 //
 //	a: l1 arrives alone; r1 matches it.
 //	b: l2 never matches.       c: r2 never matches.
@@ -142,14 +140,12 @@ func cat(lists ...[]string) []string {
 	return out
 }
 
-// TestIntervalTypesAndModes checks each join type under each emission mode
+// intervalTypesAndModes checks each join type under each emission mode
 // on one scenario, against records written out by hand: Immediate gives the
 // unmatched record and then the later pair; Final gives each never-matched
 // outer element exactly once and nothing for the others; Retract adds a
 // retraction before the first pair of an element reported unmatched, and
 // its changelog nets to Final's result.
-func TestIntervalTypesAndModes(t *testing.T) { intervalTypesAndModes(t) }
-
 func intervalTypesAndModes(t *testing.T, layout ...join.Option) {
 	tests := []struct {
 		typ  join.Type
@@ -241,13 +237,11 @@ func checkAccounting(t *testing.T, pr beam.PipelineResult) {
 	}
 }
 
-// TestIntervalLate checks SPEC §2.5: an element is late iff a potential
+// intervalLate checks SPEC §2.5: an element is late iff a potential
 // partner may already have been cleaned up on its key; late elements go to
 // the late output with their side and time, are never joined, and are
 // counted; an element behind the watermark whose partners are all still
 // buffered is not late.
-func TestIntervalLate(t *testing.T) { intervalLate(t) }
-
 func intervalLate(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, []event{
@@ -282,14 +276,12 @@ func intervalLate(t *testing.T, layout ...join.Option) {
 	}
 }
 
-// TestIntervalForgetsProgressAfterASpan shows what happens once a key's
+// intervalForgetsProgressAfterASpan shows what happens once a key's
 // buffers are empty: it keeps its progress in state for one join memory,
 // then clears its state, and the worker process remembers the progress
 // (KeyMemory). An element arriving later still is judged late against the
 // remembered progress; with KeyMemory(0), the documented limit of per-key
 // lateness, it is joined as new.
-func TestIntervalForgetsProgressAfterASpan(t *testing.T) { intervalForgetsProgressAfterASpan(t) }
-
 func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 	for _, tc := range []struct {
 		name   string
@@ -342,18 +334,17 @@ func TestIntervalRunTwice(t *testing.T) {
 	}
 }
 
-// TestIntervalRetractAsymmetricBounds is issue 15's first reproduction:
-// bounds that do not contain 0, so that a partner's partners lie outside
+// TestIntervalRetractAsymmetricBounds retracts an unmatched element once
+// under bounds that do not contain 0, so that a partner's partners lie outside
 // the arrival's own partner range. r109 arrives after l6 has met r112, with
 // r112 already moved into a later time bucket: l6 must not be retracted a
-// second time. (Under HotKeyBuckets(1) the join once read only the buckets
-// around l6's partner range and missed r112.)
+// second time. It runs under every buffer layout and HotKeyBuckets(1),
+// under which the join once read only the buckets around l6's partner
+// range and missed r112.
 func TestIntervalRetractAsymmetricBounds(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		layout []join.Option
-	}{{"bag", nil}, {"HotKeyBuckets(1)", []join.Option{join.HotKeyBuckets(1)}}} {
-		t.Run(tc.name, func(t *testing.T) { intervalRetractAsymmetricBounds(t, tc.layout...) })
+	layouts := append(bufferLayouts, bufferLayout{"HotKeyBuckets(1)", []join.Option{join.HotKeyBuckets(1)}})
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) { intervalRetractAsymmetricBounds(t, l.layout...) })
 	}
 }
 
@@ -373,16 +364,14 @@ func intervalRetractAsymmetricBounds(t *testing.T, layout ...join.Option) {
 	ptest.RunAndValidate(t, p)
 }
 
-// TestIntervalLateAfterForget is issue 15's second reproduction (and issue
-// 9's "very late elements are joined as new"): r1 arrives behind the
+// intervalLateAfterForget checks that a very late element is not joined as
+// new once its key's state was cleared: r1 arrives behind the
 // watermark W after its potential partner l0 was cleaned up. Prism delivers
 // a key's elements and timer firings in event-time order, so r104 reaches
 // the join only after the key's cleanup has emptied it and, for W past
 // 22001, after its state was cleared. Whatever W, r1 is late: below 22001
 // against the key's progress in state, above it against the progress the
 // process remembers of the forgotten key (KeyMemory).
-func TestIntervalLateAfterForget(t *testing.T) { intervalLateAfterForget(t) }
-
 func intervalLateAfterForget(t *testing.T, layout ...join.Option) {
 	for _, w := range []int64{22000, 22001, 30000, 62914} {
 		t.Run(fmt.Sprint("W=", w), func(t *testing.T) {
@@ -400,11 +389,9 @@ func intervalLateAfterForget(t *testing.T, layout ...join.Option) {
 	}
 }
 
-// TestIntervalStateBounded runs a long stream through one key with the
+// intervalStateBounded runs a long stream through one key with the
 // watermark advancing: the key's buffer stays bounded by the join span, and
 // nothing is left at the end.
-func TestIntervalStateBounded(t *testing.T) { intervalStateBounded(t) }
-
 func intervalStateBounded(t *testing.T, layout ...join.Option) {
 	const n = 400
 	var elements []event
@@ -440,11 +427,9 @@ func intervalStateBounded(t *testing.T, layout ...join.Option) {
 	}
 }
 
-// TestIntervalMaxBufferedPerKey checks eviction: oldest first across both
+// intervalMaxBufferedPerKey checks eviction: oldest first across both
 // sides, counted, and under EmitFinal an evicted outer element that never
 // matched is reported unmatched.
-func TestIntervalMaxBufferedPerKey(t *testing.T) { intervalMaxBufferedPerKey(t) }
-
 func intervalMaxBufferedPerKey(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(
@@ -473,12 +458,10 @@ func intervalMaxBufferedPerKey(t *testing.T, layout ...join.Option) {
 	}
 }
 
-// TestIntervalFinalNotLateDownstream windows the join's EmitFinal output
+// intervalFinalNotLateDownstream windows the join's EmitFinal output
 // into fixed windows and counts per window: records emitted at cleanup carry
 // their element's own (old) timestamp, and would be dropped as late by the
 // downstream GroupByKey if the join did not hold the watermark.
-func TestIntervalFinalNotLateDownstream(t *testing.T) { intervalFinalNotLateDownstream(t) }
-
 func intervalFinalNotLateDownstream(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := play(s, onTime(
@@ -531,9 +514,7 @@ func formatOrderPayment(r join.Result[int, order, payment]) string {
 	return fmt.Sprintf("%v %d %+v %+v", r.Kind, r.Key, *r.Left, *r.Right)
 }
 
-// TestIntervalStructValuesIntKeys joins struct values under int keys.
-func TestIntervalStructValuesIntKeys(t *testing.T) { intervalStructValuesIntKeys(t) }
-
+// intervalStructValuesIntKeys joins struct values under int keys.
 func intervalStructValuesIntKeys(t *testing.T, layout ...join.Option) {
 	p, s := beam.NewPipelineWithRoot()
 	events := stream(s, onTime(
