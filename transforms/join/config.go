@@ -25,12 +25,14 @@ type config struct {
 	keyMemory    int
 	bucketAbove  int
 	window       *window.Fn
-	layout       *layout // tests and benchmarks only: a forced state layout
-	noCache      bool    // tests and benchmarks only: no bundle cache
-	cacheBytes   int64   // BundleCacheBytes (interval_cache.go); 0: the default
-	bounded      bool    // the bounded-input path (interval_bounded.go)
-	reportLate   bool    // ReportLate
-	trackFates   bool    // TrackFates
+	layout       *layout       // tests and benchmarks only: a forced state layout
+	noCache      bool          // tests and benchmarks only: no bundle cache
+	cacheBytes   int64         // BundleCacheBytes (interval_cache.go); 0: the default
+	bounded      bool          // the bounded-input path (interval_bounded.go)
+	reportLate   bool          // ReportLate
+	trackFates   bool          // TrackFates
+	maxAge       time.Duration // MaxAge (AsOf)
+	strict       bool          // Strict (AsOf)
 	set          setMask
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
@@ -62,6 +64,8 @@ const (
 	setBundleCacheBytes
 	setReportLate
 	setTrackFates
+	setMaxAge
+	setStrict
 	setTestOnly
 )
 
@@ -84,6 +88,8 @@ var optionNames = []struct {
 	{setBundleCacheBytes, "BundleCacheBytes"},
 	{setReportLate, "ReportLate"},
 	{setTrackFates, "TrackFates"},
+	{setMaxAge, "MaxAge"},
+	{setStrict, "Strict"},
 	{setTestOnly, "a test-only option"},
 }
 
@@ -93,6 +99,7 @@ const (
 		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setKeyMemory | setBundleCacheBytes | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
+	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded
 )
 
 // newConfig applies opts over the defaults and rejects options that the

@@ -11,11 +11,11 @@ import (
 // options ask for. A PCollection that a join does not produce is the zero
 // beam.PCollection, whose IsValid method returns false.
 type Outputs struct {
-	// Records are the join's records: Result[K,L,R] for Interval,
+	// Records are the join's records: Result[K,L,R] for Interval and AsOf,
 	// WindowResult[K,L,R] for Window, Group[K,L,R] for CoGroup.
 	Records beam.PCollection
 	// Late are the elements the join judged late: LateElement[K,L,R] for
-	// Interval, always; WindowLateElement[K,L,R] for Window and CoGroup,
+	// Interval and AsOf, always; WindowLateElement[K,L,R] for Window and CoGroup,
 	// with ReportLate only.
 	Late beam.PCollection
 	// Fates are Fate[K] records, exactly one per input element, with
@@ -33,13 +33,14 @@ const (
 	RouteInterval Route = iota
 	RouteWindow
 	RouteCoGroup
+	RouteAsOf
 )
 
 var routeWords = words{what: "route", kind: "Route", names: []string{
-	RouteInterval: "interval", RouteWindow: "window", RouteCoGroup: "cogroup",
+	RouteInterval: "interval", RouteWindow: "window", RouteCoGroup: "cogroup", RouteAsOf: "asof",
 }}
 
-// String returns "interval", "window" or "cogroup".
+// String returns "interval", "window", "cogroup" or "asof".
 func (r Route) String() string { return routeWords.name(uint8(r)) }
 
 // MarshalText returns the route's String form; an unknown route is an
@@ -66,6 +67,9 @@ func (r Route) Check(opts ...Option) error {
 		return err
 	case RouteCoGroup:
 		_, err := windowedConfig("join.CoGroup", coGroupOptions, opts)
+		return err
+	case RouteAsOf:
+		_, err := asofConfig(opts)
 		return err
 	}
 	_, err := r.MarshalText()

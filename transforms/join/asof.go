@@ -1,0 +1,177 @@
+package join
+
+// This file holds AsOf, the as-of (temporal) join composite, and its
+// options MaxAge and Strict. Its rules are in asof_rule.go, its stateful
+// DoFn in asof_fn.go, its bounded path in asof_bounded.go.
+
+import (
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/beamjoin/beamjoin/coders"
+)
+
+// AsOf joins each element of left, a PCollection<KV<K,L>> of events, with
+// the version valid at its event time among right, a PCollection<KV<K,R>>
+// of versions of a value per key, each valid from its own event time: a
+// left element at t joins the version of its key with the greatest time
+// at or before t. Outputs.Records is a PCollection<Result[K,L,R]>, and
+// Outputs.Late a PCollection<LateElement[K,L,R]> of the elements judged
+// late.
+//
+//	out := join.AsOf[string, Order, Rate](s, orders, rates,
+//		join.LeftOuter, join.MaxAge(24*time.Hour))
+//
+// MaxAge(d) accepts only versions at most d older than t (t - d <= time,
+// inclusive); Strict only versions strictly before t. Two versions of a
+// key at the same time are one too many: the one whose encoded value
+// (the right input's coder) is greater in bytes.Compare order supersedes
+// the other, whatever order they arrive in, and the other is never used.
+//
+// Inner (the default) reports nothing for a left element with no valid
+// version; LeftOuter reports it as KindUnmatched. A pair's Time, and an
+// unmatched record's, is the left element's time.
+//
+// EmitFinal (the default) makes each left element's record once event
+// time has passed t, when no version at or before t can still come on
+// time; the join holds the output watermark at its pending left elements,
+// so the records are on time downstream. EmitRetract makes the record at
+// once and, when a version arrives later that supersedes its match at t,
+// a KindRetract record carrying the earlier record's values (a pair, or
+// the left element alone) before the new pair: the changelog nets to
+// EmitFinal's records.
+//
+// A DoFn cannot read the watermark, so lateness is judged per key from the
+// timers that have fired on it: an element before the key's latest firing
+// is late (a left element may have lost the versions it needed; a version
+// may belong to a record already final), is neither joined nor kept, and
+// goes to Outputs.Late. An element not behind the watermark is never
+// late.
+//
+// Per key the join keeps its progress, the latest version before it,
+// every later version, and the left elements not final yet; a timer
+// drops a version once a later one is before the progress (and, under
+// MaxAge, the last one once it is too old for any later left element).
+// On a steady stream a key keeps about one version more than the
+// versions ahead of the watermark. Each arrival costs two state calls
+// (read, append), each timer firing three (read, clear, append).
+//
+// Bounded runs the bounded-input path: no state or timers, each key's
+// elements grouped and joined in memory; its records are EmitFinal's
+// (under EmitRetract too: no retraction is ever needed), and nothing is
+// late. Inputs may be windowed as for Interval: the join runs in event
+// time across windows and gives the records the inputs' windowing back.
+//
+// The program must call RegisterTypes[K, L, R]() in an init function.
+// AsOf panics on misuse with a clear message; TryAsOf returns the error.
+func AsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) Outputs {
+	out, err := TryAsOf[K, L, R](s, left, right, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// TryAsOf is AsOf returning an error instead of panicking: for options
+// AsOf does not take (see Route.Check), for inputs that are not
+// PCollections of KV pairs with the type arguments' key and value types,
+// and for types not registered with RegisterTypes.
+func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
+	const op = "join.AsOf"
+	s = s.Scope(op)
+	cfg, err := asofConfig(opts)
+	if err != nil {
+		return Outputs{}, err
+	}
+	if err := checkInputs[K, L, R](op, left, right); err != nil {
+		return Outputs{}, err
+	}
+	resultType, lateType := reflect.TypeFor[Result[K, L, R]](), reflect.TypeFor[LateElement[K, L, R]]()
+	if err := checkRegistered[K, L, R](op, resultType, lateType); err != nil {
+		return Outputs{}, err
+	}
+	windows, err := sharedWindows(op, left, right)
+	if err != nil {
+		return Outputs{}, err
+	}
+	left, right = windows.intoGlobal(s.Scope("left"), left), windows.intoGlobal(s.Scope("right"), right)
+	leftCoder, err := coders.KVValue(left)
+	if err != nil {
+		return Outputs{}, err
+	}
+	rightCoder, err := coders.KVValue(right)
+	if err != nil {
+		return Outputs{}, err
+	}
+	tagged, err := beam.TryFlatten(s,
+		beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: leftCoder}, left),
+		beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: rightCoder}, right))
+	if err != nil {
+		return Outputs{}, fmt.Errorf("beamjoin: join.AsOf: %w", err)
+	}
+	rules := cfg.asofRules()
+	var raw, rawLate beam.PCollection
+	if cfg.bounded {
+		raw, rawLate = asofBounded(s.Scope("bounded"), rules, tagged)
+	} else {
+		raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
+	}
+	results := beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: resultType}, Left: leftCoder, Right: rightCoder}, raw,
+		beam.TypeDefinition{Var: beam.YType, T: resultType})
+	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
+		beam.TypeDefinition{Var: beam.YType, T: lateType})
+	return Outputs{Records: windows.restore(s.Scope("results"), results), Late: windows.restore(s.Scope("late"), late)}, nil
+}
+
+// MaxAge makes AsOf join a left element at t only with a version at most
+// d old: at or after t - d (inclusive). Without it any earlier version is
+// valid, however old. It also lets the join drop a key's last version once
+// it is too old for any later left element.
+func MaxAge(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.maxAge = d; c.set |= setMaxAge })
+}
+
+// Strict makes AsOf join a left element at t only with a version strictly
+// before t: a version at t itself is not yet valid.
+func Strict() Option {
+	return optionFunc(func(c *config) { c.strict = true; c.set |= setStrict })
+}
+
+// asofConfig is AsOf's config: Inner or LeftOuter, EmitFinal (the
+// default) or EmitRetract, and a max age that is a whole number of
+// milliseconds, not negative.
+func asofConfig(opts []Option) (config, error) {
+	const op = "join.AsOf"
+	c, err := newConfig(op, asofOptions, opts)
+	if err != nil {
+		return c, err
+	}
+	if c.set&setEmit == 0 {
+		c.emit = EmitFinal
+	}
+	switch {
+	case c.typ != Inner && c.typ != LeftOuter:
+		return c, fmt.Errorf("beamjoin: %s takes Inner or LeftOuter, not %v: every left element has at most one version, and a version is not an event to report", op, c.typ)
+	case c.emit != EmitFinal && c.emit != EmitRetract:
+		return c, fmt.Errorf("beamjoin: %s takes EmitFinal or EmitRetract, not %v", op, c.emit)
+	case c.maxAge < 0:
+		return c, &OptionError{Option: "MaxAge", Err: &reasonError{prefix: "beamjoin: " + op + ": ", reason: fmt.Sprintf("max age %v is negative", c.maxAge)}}
+	case c.maxAge%time.Millisecond != 0:
+		return c, &OptionError{Option: "MaxAge", Err: &reasonError{prefix: "beamjoin: " + op + ": ",
+			reason: fmt.Sprintf("max age %v is finer than a millisecond, the precision of event time", c.maxAge)}}
+	}
+	return c, nil
+}
+
+// asofRules is the config in the as-of rules' terms.
+func (c config) asofRules() asofRules {
+	r := asofRules{Outer: c.typ == LeftOuter, Strict: c.strict, MaxAge: -1, Retract: c.emit == EmitRetract}
+	if c.set&setMaxAge != 0 {
+		r.MaxAge = c.maxAge.Milliseconds()
+	}
+	return r
+}

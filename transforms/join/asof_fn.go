@@ -1,0 +1,200 @@
+package join
+
+// This file holds the as-of join's stateful DoFn: per key, it reads the
+// key's state (asof_state.go), lets the rules (asof_rule.go) decide, emits
+// what they say, and writes the state back and moves the key's one timer.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+)
+
+func init() {
+	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&asofFn{})
+}
+
+// asofCounters are the as-of join's own metrics, beside the counters it
+// shares with Interval (elements in, late, pairs and unmatched out,
+// retractions, stale firings).
+var asofCounters = struct {
+	superseded, dropped beam.Counter
+	versionsPerKey      beam.Distribution
+}{
+	superseded:     beam.NewCounter(Namespace, "asof_versions_superseded"),
+	dropped:        beam.NewCounter(Namespace, "asof_versions_dropped"),
+	versionsPerKey: beam.NewDistribution(Namespace, "asof_versions_per_key"),
+}
+
+// asofFn is the as-of join's stateful DoFn. An arrival costs two state
+// calls (read the bag, append a chunk), a late one one (the read); a
+// timer firing three (read, clear, append the rewritten key).
+type asofFn struct {
+	Rules asofRules
+	State state.Bag[[]byte]
+	Timer timers.EventTime
+}
+
+func (f *asofFn) read(sp state.Provider) (*asofKey, error) {
+	chunks, _, err := f.State.Read(sp)
+	if err != nil {
+		return nil, fmt.Errorf("beamjoin: join.AsOf: reading state: %w", err)
+	}
+	return decodeAsofKey(f.Rules, chunks)
+}
+
+func (f *asofFn) ProcessElement(ctx context.Context, _ beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	if in.Side > uint8(Right) {
+		return fmt.Errorf("beamjoin: join.AsOf: element of unknown side %d", in.Side)
+	}
+	side := Side(in.Side)
+	counters.in[side].Inc(ctx, 1)
+	k, err := f.read(sp)
+	if err != nil {
+		return err
+	}
+	e := asofEntry{Time: et.Milliseconds(), Value: in.Value}
+	if k.late(e.Time) {
+		counters.fate[side][match.Late].Inc(ctx, 1)
+		emitLate(et, key, in)
+		return nil
+	}
+	before := f.Rules.timer(k)
+	var chunk []byte
+	if side == Left {
+		if f.Rules.Retract {
+			v, ok := f.Rules.match(k.Versions, e.Time)
+			f.emitRecord(ctx, key, e, v, ok, emit)
+		}
+		k.Pending = append(k.Pending, e)
+		chunk = appendAsofRecord(nil, asofRecLeft, e)
+	} else {
+		kept, changes := k.addVersion(f.Rules, e)
+		if !kept {
+			asofCounters.superseded.Inc(ctx, 1)
+		} else {
+			chunk = appendAsofRecord(nil, asofRecVersion, e)
+		}
+		for _, c := range changes {
+			f.emitRetraction(ctx, key, c, emit)
+			f.emitRecord(ctx, key, c.Left, c.New, true, emit)
+		}
+	}
+	if chunk != nil {
+		if err := f.State.Add(sp, chunk); err != nil {
+			return fmt.Errorf("beamjoin: join.AsOf: writing state: %w", err)
+		}
+	}
+	asofCounters.versionsPerKey.Update(ctx, int64(len(k.Versions)))
+	f.moveTimer(tp, before, f.Rules.timer(k), false, "")
+	return nil
+}
+
+func (f *asofFn) OnTimer(ctx context.Context, _ beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
+	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	k, err := f.read(sp)
+	if err != nil {
+		return err
+	}
+	cur := f.Rules.timer(k)
+	fd := firedOf(tc, et)
+	if !cur.set || (fd.ok && fd.at < cur.fire) {
+		// Stale: the key moved on since the timer was set (see
+		// joiner.firing). The runner may have taken this firing for the
+		// key's timer, so set that again.
+		counters.staleFirings.Inc(ctx, 1)
+		f.moveTimer(tp, timer{}, cur, false, "")
+		return nil
+	}
+	at := cur.fire
+	if fd.ok && fd.at > at {
+		at = fd.at // the watermark has passed the later time too
+	}
+	final, dropped := k.fire(f.Rules, at)
+	if !f.Rules.Retract {
+		for _, x := range final {
+			f.emitRecord(ctx, key, x.Left, x.Version, x.Matched, emit)
+		}
+	}
+	if dropped > 0 {
+		asofCounters.dropped.Inc(ctx, int64(dropped))
+	}
+	if err := f.State.Clear(sp); err != nil {
+		return fmt.Errorf("beamjoin: join.AsOf: clearing state: %w", err)
+	}
+	if err := f.State.Add(sp, encodeAsofKey(k)); err != nil {
+		return fmt.Errorf("beamjoin: join.AsOf: writing state: %w", err)
+	}
+	asofCounters.versionsPerKey.Update(ctx, int64(len(k.Versions)))
+	f.moveTimer(tp, cur, f.Rules.timer(k), true, fd.tag)
+	return nil
+}
+
+// emitRecord emits the record of left element l: its pair with version v
+// if matched, else its unmatched record under LeftOuter. Either carries
+// l's time, which the key's timer holds the output watermark at.
+func (f *asofFn) emitRecord(ctx context.Context, key beam.X, l, v asofEntry, matched bool, emit func(beam.EventTime, beam.X, record)) {
+	if r, ok := asofRecord(f.Rules, KindPair, l, v, matched); ok {
+		emit(beam.EventTime(l.Time), key, r)
+		if matched {
+			counters.pairs.Inc(ctx, 1)
+		} else {
+			counters.unmatchedOut[Left].Inc(ctx, 1)
+		}
+	}
+}
+
+// emitRetraction withdraws c's earlier record, if one was emitted.
+func (f *asofFn) emitRetraction(ctx context.Context, key beam.X, c asofChange, emit func(beam.EventTime, beam.X, record)) {
+	if r, ok := asofRecord(f.Rules, KindRetract, c.Left, c.Old, c.HadOld); ok {
+		emit(beam.EventTime(c.Left.Time), key, r)
+		counters.retractions.Inc(ctx, 1)
+	}
+}
+
+// asofRecord is the record of kind (KindPair, or KindRetract to withdraw
+// one) for left element l: with version v if matched, else l alone, which
+// only LeftOuter reports (ok false otherwise), as KindUnmatched (or
+// KindRetract).
+func asofRecord(r asofRules, kind Kind, l, v asofEntry, matched bool) (record, bool) {
+	if matched {
+		return record{Kind: kind, HasLeft: true, HasRight: true, LeftTime: l.Time, RightTime: v.Time, Left: l.Value, Right: v.Value}, true
+	}
+	if !r.Outer {
+		return record{}, false
+	}
+	if kind == KindPair {
+		kind = KindUnmatched
+	}
+	return record{Kind: kind, HasLeft: true, LeftTime: l.Time, Left: l.Value}, true
+}
+
+// moveTimer moves the key's timer from where it was (before) to where its
+// state now puts it (after). fired says that a timer tagged firedTag has
+// just fired, and so is set no more. As for Interval (joiner.moveTimer), a
+// timer is tagged with its hold and firing time, and a change of tag
+// clears the old timer and sets a new one, for Prism's sake.
+func (f *asofFn) moveTimer(tp timers.Provider, before, after timer, fired bool, firedTag string) {
+	armed := before.set && !(fired && before.tag() == firedTag)
+	if armed && before == after {
+		return
+	}
+	if armed && before.tag() != after.tag() {
+		f.Timer.ClearTag(tp, before.tag())
+	}
+	if after.set {
+		hold := after.hold
+		if hold == noHold {
+			hold = after.fire
+		}
+		f.Timer.Set(tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
+	}
+}

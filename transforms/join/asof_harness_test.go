@@ -1,0 +1,278 @@
+package join
+
+// This file drives the as-of join's stateful DoFn directly over the
+// in-memory state and timers of interval_harness_test.go, with timers fired
+// exactly when a watermark passes them: for what needs an exact order of
+// firings (lateness at the boundary, stale firings) and for counting state
+// calls and buffered versions over more elements than a test pipeline can
+// afford.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/google/go-cmp/cmp"
+)
+
+// asofHarness runs an asofFn over string keys and values.
+type asofHarness struct {
+	t                        *testing.T
+	ctx                      context.Context
+	fn                       *asofFn
+	states                   map[string]*memState
+	timers                   map[string]memTimers
+	out                      []string
+	late                     []string
+	firings, arrivals, lates int
+}
+
+func newAsofHarness(t *testing.T, opts ...Option) *asofHarness {
+	t.Helper()
+	cfg, err := asofConfig(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &asofHarness{t: t,
+		ctx:    metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "asof"),
+		fn:     &asofFn{Rules: cfg.asofRules(), State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")},
+		states: map[string]*memState{}, timers: map[string]memTimers{}}
+}
+
+func (h *asofHarness) stores(key string) (*memState, memTimers) {
+	if h.states[key] == nil {
+		h.states[key], h.timers[key] = newMemState(), memTimers{}
+	}
+	return h.states[key], h.timers[key]
+}
+
+func (h *asofHarness) emit(et beam.EventTime, key beam.X, r record) {
+	right := "-"
+	if r.HasRight {
+		right = fmt.Sprintf("%s@%d", r.Right, r.RightTime)
+	}
+	h.out = append(h.out, fmt.Sprintf("%v %v %s@%d %s t=%d", r.Kind, key, r.Left, r.LeftTime, right, et.Milliseconds()))
+}
+
+func (h *asofHarness) emitLate(et beam.EventTime, key beam.X, in encoded) {
+	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", Side(in.Side), key, in.Value, et.Milliseconds()))
+}
+
+// element delivers one element.
+func (h *asofHarness) element(side Side, ms int64, key, value string) {
+	h.t.Helper()
+	sp, tp := h.stores(key)
+	before := len(h.late)
+	if err := h.fn.ProcessElement(h.ctx, window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key,
+		encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate); err != nil {
+		h.t.Fatal(err)
+	}
+	if len(h.late) > before {
+		h.lates++
+	} else {
+		h.arrivals++
+	}
+}
+
+// advance moves the watermark to w: every timer at or before w fires, the
+// earliest first, including timers that firings set.
+func (h *asofHarness) advance(w int64) {
+	h.t.Helper()
+	for {
+		var key string
+		var next timers.TimerMap
+		found := false
+		for k, tp := range h.timers {
+			for _, tm := range tp {
+				if tm.FireTimestamp.Milliseconds() <= w && (!found || tm.FireTimestamp < next.FireTimestamp) {
+					key, next, found = k, tm, true
+				}
+			}
+		}
+		if !found {
+			return
+		}
+		h.fire(key, next)
+	}
+}
+
+// fire delivers a firing of the key's timer tm, consuming it if it is set.
+func (h *asofHarness) fire(key string, tm timers.TimerMap) {
+	h.t.Helper()
+	sp, tp := h.stores(key)
+	if tp[tm.Tag] == tm {
+		delete(tp, tm.Tag)
+	}
+	h.firings++
+	if err := h.fn.OnTimer(h.ctx, window.GlobalWindow{}, beam.EventTime(tm.HoldTimestamp), sp, tp, key,
+		timers.Context{Family: tm.Family, Tag: tm.Tag}, h.emit, h.emitLate); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// key decodes a key's state.
+func (h *asofHarness) key(key string) *asofKey {
+	h.t.Helper()
+	sp, _ := h.stores(key)
+	var chunks [][]byte
+	chunks = append(chunks, sp.bags["asof"]...)
+	k, err := decodeAsofKey(h.fn.Rules, chunks)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return k
+}
+
+func (h *asofHarness) calls() int {
+	n := 0
+	for _, s := range h.states {
+		n += s.calls
+	}
+	return n
+}
+
+// TestAsOfLateAtTheBoundary fires timers exactly: a left element is final
+// once the watermark passes it, and then a version that would change its
+// record, or a left element before the key's progress, is late; a version
+// after the progress is not, even when the watermark is past it (the join
+// judges by its key's firings).
+func TestAsOfLateAtTheBoundary(t *testing.T) {
+	h := newAsofHarness(t, LeftOuter)
+	h.element(Right, 90, "k", "v90")
+	h.element(Left, 100, "k", "l100")
+	h.advance(200) // fires at 101: l100 is final with v90
+	h.element(Right, 100, "k", "v100")
+	h.element(Left, 99, "k", "l99")
+	h.element(Right, 150, "k", "v150")
+	h.element(Left, 160, "k", "l160")
+	h.advance(1000)
+	want := []string{"pair k l100@100 v90@90 t=100", "pair k l160@160 v150@150 t=160"}
+	if d := cmp.Diff(want, h.out); d != "" {
+		t.Errorf("records (-want +got):\n%s", d)
+	}
+	wantLate := []string{"late right k v100@100", "late left k l99@99"}
+	if d := cmp.Diff(wantLate, h.late); d != "" {
+		t.Errorf("late (-want +got):\n%s", d)
+	}
+}
+
+// TestAsOfTieIndependentOfArrival gives two versions at one time in both
+// orders: the greater encoded value wins either way, under both emission
+// modes; under EmitRetract the loser arriving first is retracted.
+func TestAsOfTieIndependentOfArrival(t *testing.T) {
+	for _, emit := range []Emit{EmitFinal, EmitRetract} {
+		for _, order := range [][2]string{{"va", "vb"}, {"vb", "va"}} {
+			t.Run(fmt.Sprintf("%v/%s_first", emit, order[0]), func(t *testing.T) {
+				h := newAsofHarness(t, emit)
+				h.element(Left, 10, "k", "l")
+				h.element(Right, 5, "k", order[0])
+				h.element(Right, 5, "k", order[1])
+				h.advance(100)
+				var want []string
+				if emit == EmitRetract && order[0] == "va" {
+					want = []string{"pair k l@10 va@5 t=10", "retract k l@10 va@5 t=10"}
+				}
+				want = append(want, "pair k l@10 vb@5 t=10")
+				got := slices.Clone(h.out)
+				slices.Sort(got)
+				slices.Sort(want)
+				if d := cmp.Diff(want, got); d != "" {
+					t.Errorf("records (-want +got):\n%s", d)
+				}
+			})
+		}
+	}
+}
+
+// TestAsOfStaleFiringChangesNothing delivers a key's firing twice: the
+// second is stale, emits nothing, and sets the key's timer again.
+func TestAsOfStaleFiringChangesNothing(t *testing.T) {
+	h := newAsofHarness(t, LeftOuter)
+	h.element(Left, 10, "k", "l10")
+	h.element(Left, 20, "k", "l20")
+	_, tp := h.stores("k")
+	var first timers.TimerMap
+	for _, tm := range tp {
+		first = tm
+	}
+	h.fire("k", first)
+	h.fire("k", first) // delivered again
+	h.advance(100)
+	want := []string{"unmatched k l10@10 - t=10", "unmatched k l20@20 - t=20"}
+	if d := cmp.Diff(want, h.out); d != "" {
+		t.Errorf("records (-want +got):\n%s", d)
+	}
+	if got := h.key("k").Progress; got != 21 {
+		t.Errorf("progress %d, want 21", got)
+	}
+}
+
+// TestAsOfSteadyStreamStateAndCalls runs a steady stream on a few keys (a
+// version every 10 ms, a left element every 10 ms between them, the
+// watermark 100 ms behind): after every advance each key keeps exactly
+// what the rule requires (the latest version before the watermark and
+// every later one) and its left elements not yet final, and the state
+// calls are two an arrival, one a late element, three a firing.
+func TestAsOfSteadyStreamStateAndCalls(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"final", nil},
+		{"retract_max_age", []Option{EmitRetract, MaxAge(35 * time.Millisecond)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newAsofHarness(t, tc.opts...)
+			keys := []string{"a", "b", "c"}
+			const lag, n = 100, 500
+			peak, peakRequired := 0, 0
+			for i := int64(0); i < n; i++ {
+				for _, k := range keys {
+					h.element(Right, i*10, k, fmt.Sprintf("v%d", i))
+					h.element(Left, i*10+5, k, fmt.Sprintf("l%d", i))
+				}
+				w := i*10 - lag
+				h.advance(w)
+				for _, k := range keys {
+					ks := h.key(k)
+					// Every version at or after w, and the latest before
+					// it (unless MaxAge makes it too old for any time from w).
+					required := 0
+					for j := int64(0); j <= i; j++ {
+						v := j * 10
+						latestBefore := v < w && v+10 >= w
+						tooOld := h.fn.Rules.MaxAge >= 0 && w-v > h.fn.Rules.MaxAge
+						if v >= w || (latestBefore && !tooOld) {
+							required++
+						}
+					}
+					if len(ks.Versions) != required {
+						t.Fatalf("key %s at watermark %d keeps %d versions, the rule requires %d", k, w, len(ks.Versions), required)
+					}
+					peak, peakRequired = max(peak, len(ks.Versions)), max(peakRequired, required)
+					for _, l := range ks.Pending {
+						if l.Time < w {
+							t.Fatalf("key %s at watermark %d still holds left element %d", k, w, l.Time)
+						}
+					}
+				}
+			}
+			h.element(Right, 0, "a", "late")
+			h.advance(1 << 40)
+			if got, want := h.calls(), 2*h.arrivals+h.lates+3*h.firings; got != want {
+				t.Errorf("%d state calls for %d arrivals, %d late, %d firings: want %d", got, h.arrivals, h.lates, h.firings, want)
+			}
+			if len(h.out) != n*len(keys) {
+				t.Errorf("%d records, want %d", len(h.out), n*len(keys))
+			}
+			t.Logf("peak versions per key %d, required %d; %d state calls for %d elements", peak, peakRequired, h.calls(), h.arrivals+h.lates)
+		})
+	}
+}

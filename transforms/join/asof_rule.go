@@ -1,0 +1,230 @@
+package join
+
+// This file holds the as-of join's rules in plain Go, with no Beam in
+// them: which version a left element joins (asofRules.match, with the tie
+// rule in supersedes), what one key keeps (asofKey) and how a timer firing
+// finalizes left elements and drops versions no on-time element can need
+// (asofKey.fire), and where the key's one timer goes (asofRules.timer).
+// The streaming DoFn (asof_fn.go) and the bounded sweep (asof_bounded.go)
+// only move data between Beam and these functions.
+
+import (
+	"bytes"
+	"math"
+	"slices"
+)
+
+// asofNoProgress is the progress of a key on which no timer has fired.
+const asofNoProgress = math.MinInt64
+
+// asofRules are the as-of join's options in the core's terms.
+type asofRules struct {
+	// Outer: a left element with no valid version gives an unmatched
+	// record (LeftOuter); else it gives nothing (Inner).
+	Outer bool
+	// Strict: a version must be strictly before the left element.
+	Strict bool
+	// MaxAge in milliseconds: a version must be at most this old (t -
+	// MaxAge <= its time, inclusive). Negative: no limit.
+	MaxAge int64
+	// Retract: EmitRetract, records at once and retractions; else
+	// EmitFinal, records once final.
+	Retract bool
+}
+
+// asofEntry is an element of either side as the core keeps it: its event
+// time in milliseconds and its encoded value.
+type asofEntry struct {
+	Time  int64
+	Value []byte
+}
+
+// supersedes is the as-of join's order of versions: a takes precedence
+// over b if it is later, or, at the same time, if its encoded value is
+// greater (bytes.Compare). It depends on the versions alone, never on the
+// order they arrive in.
+func supersedes(a, b asofEntry) bool {
+	if a.Time != b.Time {
+		return a.Time > b.Time
+	}
+	return bytes.Compare(a.Value, b.Value) > 0
+}
+
+// valid reports whether version v may be joined with a left element at t:
+// v is at or before t (strictly before under Strict) and, under MaxAge, at
+// most MaxAge older than t.
+func (r asofRules) valid(v asofEntry, t int64) bool {
+	if v.Time > t || (r.Strict && v.Time == t) {
+		return false
+	}
+	return r.MaxAge < 0 || v.Time >= t-r.MaxAge
+}
+
+// match is the match rule: the version among vs that a left element at t
+// joins, the one valid at t that supersedes all others valid at t.
+func (r asofRules) match(vs []asofEntry, t int64) (asofEntry, bool) {
+	var best asofEntry
+	found := false
+	for _, v := range vs {
+		if r.valid(v, t) && (!found || supersedes(v, best)) {
+			best, found = v, true
+		}
+	}
+	return best, found
+}
+
+// asofKey is what one key keeps: its progress (a timer for that time has
+// fired, so elements before it are late), its versions, at most one per
+// time and sorted by time, and its left elements that are not final yet.
+//
+// Versions holds at most one version before Progress, the latest (the
+// base): an on-time left element is at or after Progress, so no older
+// version can be its match. Every version at or after Progress is kept.
+type asofKey struct {
+	Progress int64
+	Versions []asofEntry
+	Pending  []asofEntry
+}
+
+func newAsofKey() *asofKey { return &asofKey{Progress: asofNoProgress} }
+
+// late is the lateness rule: an element is late iff it is before the
+// key's progress. A left element before it may already have lost the
+// versions it needed, and a version before it may be the match of a left
+// element whose record is final.
+func (k *asofKey) late(t int64) bool { return t < k.Progress }
+
+// asofChange is a pending left element whose match a new version changed
+// (EmitRetract): its earlier record (Old, or unmatched if !HadOld) is to
+// be retracted and New's pair emitted.
+type asofChange struct {
+	Left   asofEntry
+	Old    asofEntry
+	HadOld bool
+	New    asofEntry
+}
+
+// addVersion adds the on-time version v. It returns whether v is kept (a
+// version at the same time that supersedes v drops it) and, under
+// EmitRetract, the pending left elements whose match v becomes.
+func (k *asofKey) addVersion(r asofRules, v asofEntry) (kept bool, changes []asofChange) {
+	i, found := slices.BinarySearchFunc(k.Versions, v.Time, func(e asofEntry, t int64) int {
+		switch {
+		case e.Time < t:
+			return -1
+		case e.Time > t:
+			return 1
+		}
+		return 0
+	})
+	if found && !supersedes(v, k.Versions[i]) {
+		return false, nil
+	}
+	if r.Retract {
+		for _, l := range k.Pending {
+			if !r.valid(v, l.Time) {
+				continue
+			}
+			old, had := r.match(k.Versions, l.Time)
+			if !had || supersedes(v, old) {
+				changes = append(changes, asofChange{Left: l, Old: old, HadOld: had, New: v})
+			}
+		}
+	}
+	if found {
+		k.Versions[i] = v
+	} else {
+		k.Versions = slices.Insert(k.Versions, i, v)
+	}
+	return true, changes
+}
+
+// asofFinal is a left element made final, with its match if it has one.
+type asofFinal struct {
+	Left    asofEntry
+	Version asofEntry
+	Matched bool
+}
+
+// fire is the key's timer firing at at: the watermark has reached at, so
+// every left element before it is final (returned with its match, in
+// event-time order), the progress moves to at, and versions no on-time
+// left element can join are dropped: all before the latest version before
+// at, and that one too if under MaxAge it is too old for any time from at
+// on. It returns how many versions it dropped.
+func (k *asofKey) fire(r asofRules, at int64) (final []asofFinal, dropped int) {
+	keep := k.Pending[:0]
+	for _, l := range k.Pending {
+		if l.Time < at {
+			v, ok := r.match(k.Versions, l.Time)
+			final = append(final, asofFinal{Left: l, Version: v, Matched: ok})
+		} else {
+			keep = append(keep, l)
+		}
+	}
+	k.Pending = keep
+	slices.SortFunc(final, func(a, b asofFinal) int { return compareEntries(a.Left, b.Left) })
+	k.Progress = max(k.Progress, at)
+	base := -1 // the latest version before at
+	for i, v := range k.Versions {
+		if v.Time < at {
+			base = i
+		}
+	}
+	if base >= 0 && r.MaxAge >= 0 && at-k.Versions[base].Time > r.MaxAge {
+		base++ // too old for every left element from at on
+	}
+	if base > 0 {
+		dropped = base
+		k.Versions = slices.Delete(k.Versions, 0, base)
+	}
+	return final, dropped
+}
+
+// compareEntries orders entries by time, then encoded value.
+func compareEntries(a, b asofEntry) int {
+	if a.Time != b.Time {
+		if a.Time < b.Time {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.Value, b.Value)
+}
+
+// timer is where the key's one timer must be, derived from its state
+// alone: at the earliest of a millisecond after its earliest pending left
+// element (which is then final), a millisecond after its second version
+// (the first is then no longer needed) and, under MaxAge, a millisecond
+// after its first version is too old for any later left element. While
+// left elements are pending it holds the output watermark at the earliest
+// of them, so that their records, whenever made, are on time.
+func (r asofRules) timer(k *asofKey) timer {
+	t := timer{hold: noHold}
+	at := func(fire int64) {
+		if !t.set || fire < t.fire {
+			t.fire, t.set = fire, true
+		}
+	}
+	for _, l := range k.Pending {
+		at(l.Time + 1)
+		if t.hold == noHold || l.Time < t.hold {
+			t.hold = l.Time
+		}
+	}
+	if len(k.Versions) >= 2 {
+		at(k.Versions[1].Time + 1)
+	}
+	if len(k.Versions) >= 1 && r.MaxAge >= 0 {
+		at(satAdd(k.Versions[0].Time, r.MaxAge+1))
+	}
+	return t
+}
+
+// satAdd is a + b for b >= 0, saturating at the largest int64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
