@@ -54,8 +54,10 @@
 //
 // Beam's bundle finalization is not used: in the Go SDK v2.77 a DoFn
 // instance's finalization callbacks run for its first bundle only (the
-// plan gets a new finalizer while its DoFns keep the old one), and Prism
-// logs an error for each later bundle. Acknowledging when the residual
+// plan gets a new finalizer while its DoFns keep the old one, and nothing
+// in the project can reach the new one), and Prism logs an error for each
+// later bundle. TestSDKFinalizesFirstBundleOfEachDoFnInstanceOnly
+// reproduces it, and fails once the SDK is fixed. Acknowledging when the residual
 // runs is right where a bundle's outputs and residual are committed
 // together before the residual runs, as on Prism and Dataflow. On Flink
 // (not tested here), where a checkpoint commits, the acknowledgement may
