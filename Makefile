@@ -80,8 +80,9 @@ fuzz:
 sqlite-late:
 	$(GO) test ./cmd/beamjoin/e2e -run '^TestE2EReplayAgainstSQLite$$' -count=1 -v -sqlite-lines 12500
 
-# The Beam test packages again and again while busy loops occupy every core
-# (scripts/stress.sh; STRESS_RUNS=5 by default): how the suite is checked to
-# assert only on what the runner guarantees. Not part of `make test`.
+# Every test package, one at a time and each with -count=2, while busy
+# loops occupy every core (scripts/stress.sh; STRESS_RUNS=1 pass by
+# default): how the suite is checked to repeat and to assert only on what
+# the runner guarantees. Not part of `make test`.
 stress:
 	GO=$(GO) scripts/stress.sh

@@ -1,7 +1,8 @@
 // This file holds the subcommands' flags and their translation into a
-// jsonjoin.Config, with the usage errors for flags that are missing or do
-// not go together. What the flags' values may be is the join's to check
-// (jsonjoin.Config.Validate).
+// jsonjoin.Config, with the usage errors for flags that are missing (a
+// Config cannot tell a flag left out from one given as zero). What the
+// values may be is the Config's to check (jsonjoin.Config.Validate):
+// configError only says which flags gave the value it rejects.
 
 package main
 
@@ -143,34 +144,18 @@ func usagef(format string, args ...any) error {
 // Config.
 func (f *cmdFlags) config() (jsonjoin.Config, error) {
 	c := jsonjoin.Config{Op: f.op, Type: f.typ, Out: *f.out, DeadLetter: *f.deadLetter}
-	if *f.left == "" || *f.right == "" {
-		return c, usagef("--left and --right are required: the two JSON-lines inputs (e.g. --left orders.jsonl --right 'payments-*.jsonl')")
-	}
-	var err error
-	if c.Left, err = input("left", *f.left, pick(*f.leftKey, *f.key), pick(*f.leftTime, *f.tim)); err != nil {
-		return c, err
-	}
-	if c.Right, err = input("right", *f.right, pick(*f.rightKey, *f.key), pick(*f.rightTime, *f.tim)); err != nil {
-		return c, err
-	}
+	c.Left = jsonjoin.Input{Pattern: *f.left, Fields: jsonl.Fields{Key: pick(*f.leftKey, *f.key), Time: pick(*f.leftTime, *f.tim)}}
+	c.Right = jsonjoin.Input{Pattern: *f.right, Fields: jsonl.Fields{Key: pick(*f.rightKey, *f.key), Time: pick(*f.rightTime, *f.tim)}}
 	if f.progress.d <= 0 {
 		return c, usagef("--progress %s: give a positive duration (e.g. --progress 30s), or --quiet for no progress", f.progress.text)
 	}
 	if f.watermarkLag.set {
-		if err := wholeMillis("watermark-lag", f.watermarkLag, false); err != nil {
-			return c, err
-		}
 		c.Replay, c.WatermarkLag = true, f.watermarkLag.d
 	}
 	if f.idleAfter.set {
-		switch {
-		case !c.Streaming():
-			return c, usagef("--idle-after %s: only a Pub/Sub input goes idle; files are read to their end", f.idleAfter.text)
-		case f.idleAfter.d <= 0:
+		if f.idleAfter.d == 0 {
+			// In a Config, zero is the default idle time.
 			return c, usagef("--idle-after %s is not positive", f.idleAfter.text)
-		}
-		if err := wholeMillis("idle-after", f.idleAfter, false); err != nil {
-			return c, err
 		}
 		c.IdleAfter = f.idleAfter.d
 	}
@@ -189,20 +174,6 @@ func pick(side, both string) string {
 	return both
 }
 
-func input(side, pattern, key, tim string) (jsonjoin.Input, error) {
-	in := jsonjoin.Input{Pattern: pattern, Fields: jsonl.Fields{Key: key, Time: tim}}
-	if key == "" {
-		return in, usagef("no key field for the %s side: give --key FIELD (both sides) or --%s-key FIELD", side, side)
-	}
-	if tim == "" {
-		return in, usagef("no time field for the %s side: give --time FIELD (both sides) or --%s-time FIELD", side, side)
-	}
-	if err := in.Fields.Validate(); err != nil {
-		return in, usagef("%s side: %v", side, trimPrefix(err))
-	}
-	return in, nil
-}
-
 func (f *cmdFlags) interval(c *jsonjoin.Config) error {
 	if !f.lower.set || !f.upper.set {
 		return usagef("--lower and --upper are required: a right element joins a left one iff lower <= ts(right) - ts(left) <= upper (e.g. --lower 0 --upper 15m)")
@@ -218,8 +189,6 @@ func (f *cmdFlags) interval(c *jsonjoin.Config) error {
 
 func (f *cmdFlags) windows(c *jsonjoin.Config) error {
 	switch {
-	case f.gap.set && (f.size.set || f.slide.set):
-		return usagef("--gap gives session windows, which take no --size or --slide: give either --gap or --size [--slide]")
 	case !f.gap.set && !f.size.set:
 		return usagef("--size is required: fixed windows of --size (sliding with --slide), or session windows with --gap instead (e.g. --size 1h)")
 	case f.gap.set && f.gap.d == 0, f.slide.set && f.slide.d == 0:
@@ -237,28 +206,9 @@ func (f *cmdFlags) windows(c *jsonjoin.Config) error {
 	return nil
 }
 
-// wholeMillis checks that a duration flag is whole milliseconds, the
-// precision of event time, and, unless negativeOK, not negative.
-func wholeMillis(name string, f durationFlag, negativeOK bool) error {
-	if f.d%time.Millisecond != 0 {
-		return usagef("--%s %s is finer than a millisecond, the precision of event time", name, f.text)
-	}
-	if !negativeOK && f.d < 0 {
-		return usagef("--%s %s is negative", name, f.text)
-	}
-	return nil
-}
-
 // trimPrefix drops the "beamjoin: " of an error from a lower layer, which
 // the usage error adds back.
-func trimPrefix(err error) string {
-	s := err.Error()
-	const p = "beamjoin: "
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
+func trimPrefix(err error) string { return strings.TrimPrefix(err.Error(), "beamjoin: ") }
 
 // invalidValue is how package flag reports a value that its flag's Set
 // rejected.
@@ -280,11 +230,20 @@ func parseError(cmd string, err error) error {
 	return usagef("%s: %s (run 'beamjoin %s --help')", cmd, msg, cmd)
 }
 
-// optionError turns an error of the join's checks of the options (see
-// jsonjoin.Config.Validate) into a usage error naming the flags that gave
-// the option at fault, as the user typed them, with what the flags mean.
-// The checks themselves are the join's: this only says which flags.
-func (f *cmdFlags) optionError(err error) error {
+// configError turns an error of jsonjoin.Run or Config.Validate into a
+// usage error naming the flags that gave the value at fault, as the user
+// typed them, with what the flags mean. The checks themselves are the
+// Config's and the join's: this only says which flags.
+func (f *cmdFlags) configError(err error) error {
+	var fe *jsonjoin.FieldError
+	if errors.As(err, &fe) {
+		return f.fieldError(fe)
+	}
+	var pe *jsonjoin.PathError
+	if errors.As(err, &pe) {
+		flags := map[string]string{"Left": "left", "Right": "right", "Out": "out", "Late": "late", "DeadLetter": "dead-letter"}
+		return usagef("--%s %s: %v", flags[pe.Field], pe.Path, pe.Err)
+	}
 	var oe *join.OptionError
 	if !errors.As(err, &oe) {
 		return &usageError{msg: err.Error()}
@@ -322,4 +281,51 @@ func (f *cmdFlags) optionError(err error) error {
 		return &usageError{msg: err.Error()}
 	}
 	return usagef("%s: %s (%s)", strings.Join(given, " "), oe.Reason(), want)
+}
+
+// fieldError is the usage error for a Config field that Validate
+// rejected, naming the flag that set it.
+func (f *cmdFlags) fieldError(fe *jsonjoin.FieldError) error {
+	side, sub, _ := strings.Cut(fe.Field, ".")
+	switch fe.Field {
+	case "Left.Pattern", "Right.Pattern":
+		value := *f.left
+		if side == "Right" {
+			value = *f.right
+		}
+		if value == "" {
+			return usagef("--left and --right are required: the two JSON-lines inputs (e.g. --left orders.jsonl --right 'payments-*.jsonl')")
+		}
+		return usagef("--%s %s: %s", strings.ToLower(side), value, fe.Reason)
+	case "Left.Fields.Key", "Right.Fields.Key", "Left.Fields.Time", "Right.Fields.Time":
+		s := strings.ToLower(side)
+		what, both, one := "key", *f.key, *f.leftKey
+		switch {
+		case sub == "Fields.Time" && s == "left":
+			what, both, one = "time", *f.tim, *f.leftTime
+		case sub == "Fields.Time":
+			what, both, one = "time", *f.tim, *f.rightTime
+		case s == "right":
+			one = *f.rightKey
+		}
+		if one == "" && both == "" {
+			return usagef("no %s field for the %s side: give --%s FIELD (both sides) or --%s-%s FIELD", what, s, what, s, what)
+		}
+		name, value := what, both
+		if one != "" {
+			name, value = s+"-"+what, one
+		}
+		return usagef("--%s %s: %s", name, value, fe.Reason)
+	case "WatermarkLag":
+		return usagef("--watermark-lag %s: %s", f.watermarkLag.text, fe.Reason)
+	case "IdleAfter":
+		return usagef("--idle-after %s: %s", f.idleAfter.text, fe.Reason)
+	case "Gap":
+		return usagef("--gap %s gives session windows, which take no --size or --slide: give either --gap or --size [--slide]", f.gap.text)
+	case "Out", "Late", "DeadLetter":
+		flags := map[string]string{"Out": "out", "Late": "late", "DeadLetter": "dead-letter"}
+		value := map[string]string{"Out": *f.out, "Late": *f.late, "DeadLetter": *f.deadLetter}[fe.Field]
+		return usagef("--%s %s: %s", flags[fe.Field], value, fe.Reason)
+	}
+	return &usageError{msg: fe.Error()}
 }

@@ -116,8 +116,10 @@ func run(args []string) int {
 	if collectsSooner(c) {
 		prismrun.SetGCPercent()
 	}
+	// Validate before anything runs or is said about the run; Run checks
+	// again, and adds the files.
 	if err := c.Validate(); err != nil {
-		return fail(f.optionError(err))
+		return fail(f.configError(err))
 	}
 	if err := checkRunner(*runners.Runner); err != nil {
 		return fail(err)
@@ -156,7 +158,7 @@ func run(args []string) int {
 	}
 	var ce *jsonjoin.ConfigError
 	if errors.As(err, &ce) {
-		return fail(pathError(ce))
+		return fail(f.configError(ce))
 	}
 	if err != nil {
 		return fail(pipelineError(err, *f.logLevel))
@@ -185,17 +187,6 @@ func hint(sum jsonjoin.Summary, c jsonjoin.Config) {
 	if late := n["left_late_out"] + n["right_late_out"]; late > 0 && c.Late == "" {
 		fmt.Fprintf(os.Stderr, "beamjoin: late elements not written: %d; --late FILE writes them\n", late)
 	}
-}
-
-// pathError is the usage error for a Config that Run could not build,
-// naming the flag of a file that cannot be read or written.
-func pathError(ce *jsonjoin.ConfigError) error {
-	var pe *jsonjoin.PathError
-	if !errors.As(ce, &pe) {
-		return &usageError{msg: ce.Error()}
-	}
-	flags := map[string]string{"Left": "left", "Right": "right", "Out": "out", "Late": "late", "DeadLetter": "dead-letter"}
-	return usagef("--%s %s: %v", flags[pe.Field], pe.Path, pe.Err)
 }
 
 // pipelineError is the one line for a pipeline failure: its root cause,

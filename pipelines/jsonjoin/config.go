@@ -1,6 +1,7 @@
 package jsonjoin
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -106,48 +107,96 @@ type Config struct {
 	streamingBatch bool
 }
 
-// Validate reports a config that cannot be built: a missing input, options
-// that the operation does not take, or options the join rejects (bounds,
+// FieldError is a Config that cannot be built, found by Validate: Field
+// names the Config field at fault as a Go selector ("Op", "Left.Pattern",
+// "Left.Fields.Key", "WatermarkLag", "IdleAfter", "Size", "Gap", "Out",
+// …), and Reason says what is wrong with its value, so that a command can
+// name its own flag. An option that the join itself rejects is a
+// *join.OptionError instead.
+type FieldError struct {
+	Field, Reason string
+	msg           string
+}
+
+// Error says which setting is wrong and why.
+func (e *FieldError) Error() string { return e.msg }
+
+// invalid is the FieldError of field: the message is "beamjoin: ", what
+// (the setting in words and its value, or "") and the reason.
+func invalid(field, what, reason string) *FieldError {
+	msg := "beamjoin: " + reason
+	if what != "" {
+		msg = "beamjoin: " + what + ": " + reason
+	}
+	return &FieldError{Field: field, Reason: reason, msg: msg}
+}
+
+// Validate reports a config that cannot be built, as a *FieldError: a
+// missing input, an input its reader rejects (jsonl.Source.Validate), a
+// Pub/Sub name of the wrong form, options that the operation does not
+// take; and, as a *join.OptionError, options the join rejects (bounds,
 // lateness, windows), as join.Route.Check says. Only the input files are
-// left to Build to check.
+// left to Build to check. It is the one check of a Config: Build and Run
+// call it, and the beamjoin command maps its errors to its flags.
 func (c Config) Validate() error {
 	check, ok := checks[c.Op]
 	if !ok {
-		return fmt.Errorf("beamjoin: unknown operation %q (want interval, window or cogroup)", c.Op)
+		return invalid("Op", "", fmt.Sprintf("unknown operation %q (want interval, window or cogroup)", c.Op))
 	}
 	for _, in := range []struct {
-		side string
-		in   Input
-	}{{"left", c.Left}, {"right", c.Right}} {
-		if in.in.Pattern == "" {
-			return fmt.Errorf("beamjoin: no %s input", in.side)
-		}
-		if err := in.in.Fields.Validate(); err != nil {
-			return fmt.Errorf("beamjoin: %s input: %s", in.side, strings.TrimPrefix(err.Error(), "beamjoin: "))
+		side, field string
+		in          Input
+	}{{"left", "Left", c.Left}, {"right", "Right", c.Right}} {
+		if err := c.source(in.side, in.in).Validate(); err != nil {
+			return sourceInvalid(in.field, err)
 		}
 	}
 	if err := c.checkPubSub(); err != nil {
 		return err
 	}
 	if c.Op == Interval {
-		if c.Size != 0 || c.Slide != 0 || c.Gap != 0 {
-			return fmt.Errorf("beamjoin: an interval join takes no window")
+		switch {
+		case c.Size != 0:
+			return invalid("Size", "", "an interval join takes no window")
+		case c.Slide != 0:
+			return invalid("Slide", "", "an interval join takes no window")
+		case c.Gap != 0:
+			return invalid("Gap", "", "an interval join takes no window")
 		}
 		return check(c.joinOptions()...)
 	}
 	switch {
 	case c.Lower != 0 || c.Upper != 0 || c.LowerExclusive || c.UpperExclusive:
-		return fmt.Errorf("beamjoin: %s takes no interval bounds", c.Op)
+		return invalid("Lower", "", fmt.Sprintf("%s takes no interval bounds", c.Op))
 	case c.Emit != join.EmitImmediate:
-		return fmt.Errorf("beamjoin: %s takes no emission mode: results come when a window closes", c.Op)
+		return invalid("Emit", "", fmt.Sprintf("%s takes no emission mode: results come when a window closes", c.Op))
 	case c.MaxBufferedPerKey != 0:
-		return fmt.Errorf("beamjoin: %s takes no buffer cap", c.Op)
+		return invalid("MaxBufferedPerKey", "", fmt.Sprintf("%s takes no buffer cap", c.Op))
 	case c.Op == CoGroup && c.Type != join.Inner:
-		return fmt.Errorf("beamjoin: cogroup takes no join type: every group is reported")
+		return invalid("Type", "", "cogroup takes no join type: every group is reported")
 	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
-		return fmt.Errorf("beamjoin: session windows (gap %v) take no size or slide", c.Gap)
+		return invalid("Gap", "", fmt.Sprintf("session windows (gap %v) take no size or slide", c.Gap))
 	}
 	return check(c.joinOptions()...)
+}
+
+// sourceInvalid is the FieldError of the side field ("Left" or "Right")
+// for err, its reader's verdict on it (a *jsonl.SourceError): a missing
+// pattern is a missing input; the watermark's settings are the Config's,
+// not the side's.
+func sourceInvalid(side string, err error) error {
+	var se *jsonl.SourceError
+	if !errors.As(err, &se) {
+		return err
+	}
+	words := strings.ToLower(side) + " input"
+	switch se.Field {
+	case "Pattern":
+		return invalid(side+".Pattern", "", "no "+words)
+	case "WatermarkLag", "MaxLineBytes":
+		return &FieldError{Field: se.Field, Reason: se.Reason, msg: "beamjoin: " + strings.TrimPrefix(se.Error(), "beamjoin: "+se.Source+": ")}
+	}
+	return invalid(side+"."+se.Field, words, se.Reason)
 }
 
 // checks are the join's checks of each operation's options.

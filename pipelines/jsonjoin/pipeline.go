@@ -168,8 +168,8 @@ const DefaultProgressEvery = 5 * time.Second
 // "flink", "dataflow", "universal", …; "" is DefaultRunner). The runner's
 // own settings (--endpoint, --project, --experiments, …) are Beam's flags.
 // It returns the summary of the run; the error is a pipeline failure, or a
-// *ConfigError when c could not be built or names files that cannot be
-// read or written (see CheckFiles).
+// *ConfigError when c is invalid (see Validate), could not be built, or
+// names files that cannot be read or written (see CheckFiles).
 //
 // The summary is counted from the run's records (see Config.Accounting):
 // when c.Accounting is empty and the runner's workers share this machine's
@@ -200,6 +200,9 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		runner = DefaultRunner
 	}
 	workers := WorkersOf(runner)
+	if err := c.Validate(); err != nil {
+		return Summary{}, &ConfigError{Err: err}
+	}
 	if err := c.CheckFiles(workers); err != nil {
 		return Summary{}, &ConfigError{Err: err}
 	}

@@ -66,34 +66,34 @@ func (c Config) Streaming() bool {
 // a join ends, and a stream does not end).
 func (c Config) checkPubSub() error {
 	for _, in := range []struct {
-		side string
-		in   Input
-	}{{"left", c.Left}, {"right", c.Right}} {
+		side, field string
+		in          Input
+	}{{"left", "Left", c.Left}, {"right", "Right", c.Right}} {
 		sub, ok := pubsubName(in.in.Pattern)
 		switch {
 		case ok && !subscriptionName.MatchString(sub):
-			return fmt.Errorf("beamjoin: %s input %q: a Pub/Sub input is a subscription, %sprojects/PROJECT/subscriptions/SUBSCRIPTION", in.side, in.in.Pattern, PubSub)
+			return invalid(in.field+".Pattern", fmt.Sprintf("%s input %q", in.side, in.in.Pattern), "a Pub/Sub input is a subscription, "+PubSub+"projects/PROJECT/subscriptions/SUBSCRIPTION")
 		case !ok && strings.HasPrefix(in.in.Fields.Time, AttributeTime):
-			return fmt.Errorf("beamjoin: %s input: time %q is a message attribute, and only Pub/Sub inputs have attributes", in.side, in.in.Fields.Time)
+			return invalid(in.field+".Fields.Time", in.side+" input", fmt.Sprintf("time %q is a message attribute, and only Pub/Sub inputs have attributes", in.in.Fields.Time))
 		}
 	}
 	switch {
 	case c.IdleAfter != 0 && !c.Streaming():
-		return fmt.Errorf("beamjoin: idle time %v: only a Pub/Sub input goes idle; files are read to their end", c.IdleAfter)
+		return invalid("IdleAfter", fmt.Sprint("idle time ", c.IdleAfter), "only a Pub/Sub input goes idle; files are read to their end")
 	case c.IdleAfter < 0 || c.IdleAfter%time.Millisecond != 0:
-		return fmt.Errorf("beamjoin: idle time %v: want a positive whole number of milliseconds", c.IdleAfter)
+		return invalid("IdleAfter", fmt.Sprint("idle time ", c.IdleAfter), "want a positive whole number of milliseconds")
 	}
 	for _, out := range []struct{ field, path string }{{"Out", c.Out}, {"Late", c.Late}, {"DeadLetter", c.DeadLetter}} {
 		topic, ok := pubsubName(out.path)
 		switch {
 		case ok && !topicName.MatchString(topic):
-			return fmt.Errorf("beamjoin: %s %q: a Pub/Sub output is a topic, %sprojects/PROJECT/topics/TOPIC", fieldWords[out.field], out.path, PubSub)
+			return invalid(out.field, fmt.Sprintf("%s %q", fieldWords[out.field], out.path), "a Pub/Sub output is a topic, "+PubSub+"projects/PROJECT/topics/TOPIC")
 		case !ok && c.Streaming() && (out.path != "" || out.field == "Out"):
 			path := out.path
 			if path == "" {
 				path = "-"
 			}
-			return fmt.Errorf("beamjoin: %s %q: a join that reads Pub/Sub runs until it is stopped, and files and standard output are written when a join ends; give a topic, %sprojects/PROJECT/topics/TOPIC", fieldWords[out.field], path, PubSub)
+			return invalid(out.field, fmt.Sprintf("%s %q", fieldWords[out.field], path), "a join that reads Pub/Sub runs until it is stopped, and files and standard output are written when a join ends; give a topic, "+PubSub+"projects/PROJECT/topics/TOPIC")
 		}
 	}
 	return nil

@@ -8,8 +8,6 @@ package jsonl
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -49,19 +47,6 @@ func ReadAllWithLate(s beam.Scope, srcs ...Source) (records, late, deadLetters [
 // panicking.
 func TryReadAllWithLate(s beam.Scope, srcs ...Source) (records, late, deadLetters []beam.PCollection, err error) {
 	return tryReadAll(s.Scope("jsonl.ReadAll"), srcs, true)
-}
-
-// checkLate validates src's lateness settings.
-func (src Source) checkLate() error {
-	switch {
-	case src.JudgeLate && !src.Replay:
-		return fmt.Errorf("beamjoin: %s: only a replay judges lateness: a source read whole has no watermark to judge it by", src.Name)
-	case !src.JudgeLate && src.LateBehind != 0:
-		return fmt.Errorf("beamjoin: %s: LateBehind %v is set, but JudgeLate is not", src.Name, src.LateBehind)
-	case src.LateBehind < 0 || src.LateBehind%time.Millisecond != 0:
-		return fmt.Errorf("beamjoin: %s: LateBehind %v must be a non-negative whole number of milliseconds", src.Name, src.LateBehind)
-	}
-	return nil
 }
 
 // judge says whether a record at ts, read when the largest time read

@@ -6,6 +6,7 @@ package jsonl
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -38,16 +39,24 @@ type Fields struct {
 // Validate reports an empty path or an empty step in one.
 func (f Fields) Validate() error {
 	for _, p := range []struct{ what, path string }{{"key", f.Key}, {"time", f.Time}} {
-		if p.path == "" {
-			return fmt.Errorf("beamjoin: the %s field path is empty", p.what)
-		}
-		for _, step := range strings.Split(p.path, ".") {
-			if step == "" {
-				return fmt.Errorf("beamjoin: the %s field path %q has an empty step", p.what, p.path)
-			}
+		if reason := checkPath(p.what, p.path); reason != "" {
+			return errors.New("beamjoin: " + reason)
 		}
 	}
 	return nil
+}
+
+// checkPath says what is wrong with the what field's path, or "".
+func checkPath(what, path string) string {
+	if path == "" {
+		return fmt.Sprintf("the %s field path is empty", what)
+	}
+	for _, step := range strings.Split(path, ".") {
+		if step == "" {
+			return fmt.Sprintf("the %s field path %q has an empty step", what, path)
+		}
+	}
+	return ""
 }
 
 // Parse reads a line's key and event time.

@@ -204,29 +204,71 @@ func replayAll(s beam.Scope, settings Source, parsers []parser, files [][]string
 	return records, late, deadLetters
 }
 
+// SourceError is a Source that cannot be read, found before anything is
+// read: Field names the Source field at fault as a Go selector ("Name",
+// "Pattern", "Fields.Key", "Fields.Time", "MaxLineBytes", "WatermarkLag",
+// "WatermarkStep", "JudgeLate" or "LateBehind"), and Reason says what is
+// wrong with its value.
+type SourceError struct {
+	Source, Field, Reason string
+	msg                   string
+}
+
+// Error names the source and says what is wrong.
+func (e *SourceError) Error() string { return e.msg }
+
+// sourceError is a SourceError whose message is the source's name, what
+// (the field in words and its value, or ""), and the reason.
+func sourceError(src, field, what, reason string) *SourceError {
+	msg := "beamjoin: " + src + ": " + reason
+	if what != "" {
+		msg = "beamjoin: " + src + ": " + what + " " + reason
+	}
+	return &SourceError{Source: src, Field: field, Reason: reason, msg: msg}
+}
+
+// Validate reports, as a *SourceError, a source that cannot be read
+// whatever its files hold: no name or pattern, a bad field path, a
+// negative line limit, a watermark setting or lateness rule that is not
+// whole non-negative milliseconds, or lateness judged without a replay.
+// Read and ReadAll call it; so may a caller that builds sources from its
+// own configuration and wants the errors before it builds a pipeline.
+func (src Source) Validate() error {
+	name := src.Name
+	switch {
+	case name == "":
+		return sourceError("jsonl.Read", "Name", "", "the source has no name")
+	case src.Pattern == "":
+		return sourceError(name, "Pattern", "", "no file pattern")
+	}
+	for _, p := range []struct{ field, what, path string }{{"Fields.Key", "key", src.Fields.Key}, {"Fields.Time", "time", src.Fields.Time}} {
+		if reason := checkPath(p.what, p.path); reason != "" {
+			return sourceError(name, p.field, "", reason)
+		}
+	}
+	wholeMillis := func(d time.Duration) bool { return d >= 0 && d%time.Millisecond == 0 }
+	switch {
+	case src.MaxLineBytes < 0:
+		return sourceError(name, "MaxLineBytes", fmt.Sprint("MaxLineBytes ", src.MaxLineBytes), "is negative")
+	case src.Replay && !wholeMillis(src.WatermarkLag):
+		return sourceError(name, "WatermarkLag", fmt.Sprint("watermark lag ", src.WatermarkLag), "must be a non-negative whole number of milliseconds")
+	case src.Replay && !wholeMillis(src.WatermarkStep):
+		return sourceError(name, "WatermarkStep", fmt.Sprint("watermark step ", src.WatermarkStep), "must be a non-negative whole number of milliseconds")
+	case src.JudgeLate && !src.Replay:
+		return sourceError(name, "JudgeLate", "", "only a replay judges lateness: a source read whole has no watermark to judge it by")
+	case !src.JudgeLate && src.LateBehind != 0:
+		return sourceError(name, "LateBehind", fmt.Sprint("LateBehind ", src.LateBehind), "is set, but JudgeLate is not")
+	case !wholeMillis(src.LateBehind):
+		return sourceError(name, "LateBehind", fmt.Sprint("LateBehind ", src.LateBehind), "must be a non-negative whole number of milliseconds")
+	}
+	return nil
+}
+
 // files validates src and expands its pattern, in sorted order. Relative
 // local names stay relative (they name the file in dead letters) and are
 // opened from dir, the working directory at construction.
 func (src Source) files() (files []string, dir string, err error) {
-	if src.Name == "" {
-		return nil, "", fmt.Errorf("beamjoin: jsonl.Read: the source has no name")
-	}
-	if src.Pattern == "" {
-		return nil, "", fmt.Errorf("beamjoin: %s: no file pattern", src.Name)
-	}
-	if err := src.Fields.Validate(); err != nil {
-		return nil, "", fmt.Errorf("beamjoin: %s: %s", src.Name, strings.TrimPrefix(err.Error(), "beamjoin: "))
-	}
-	if src.MaxLineBytes < 0 {
-		return nil, "", fmt.Errorf("beamjoin: %s: MaxLineBytes %d is negative", src.Name, src.MaxLineBytes)
-	}
-	if src.Replay && (src.WatermarkLag < 0 || src.WatermarkLag%time.Millisecond != 0) {
-		return nil, "", fmt.Errorf("beamjoin: %s: watermark lag %v must be a non-negative whole number of milliseconds", src.Name, src.WatermarkLag)
-	}
-	if src.Replay && (src.WatermarkStep < 0 || src.WatermarkStep%time.Millisecond != 0) {
-		return nil, "", fmt.Errorf("beamjoin: %s: watermark step %v must be a non-negative whole number of milliseconds", src.Name, src.WatermarkStep)
-	}
-	if err := src.checkLate(); err != nil {
+	if err := src.Validate(); err != nil {
 		return nil, "", err
 	}
 	ctx := context.Background()
