@@ -12,6 +12,7 @@ RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/... ./p
 # process. A payment belongs to an order if it comes 0-15 min after it; a
 # left outer join with final emission lists the unpaid orders.
 run:
+	@echo 'make run: building and running cmd/beamjoin (the first build compiles Beam and its gRPC stack: 3-8 minutes on 2 cores; later runs take seconds)' >&2
 	$(GO) run ./cmd/beamjoin interval \
 		--left 'testdata/orders.jsonl' --right 'testdata/payments.jsonl' \
 		--key order_id --time ts \
