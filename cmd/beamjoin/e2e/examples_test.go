@@ -35,11 +35,11 @@ func helpExamples(t *testing.T) []example {
 	return exs
 }
 
-// readmeExamples are the commands of the README's sh blocks that run the
+// readmeExamples are the commands of docs/cli.md's sh blocks that run the
 // command, and the one of `make run`.
 func readmeExamples(t *testing.T) []example {
 	var exs []example
-	readme, err := os.ReadFile("../../../README.md")
+	readme, err := os.ReadFile("../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func readmeExamples(t *testing.T) []example {
 	for _, b := range blocks {
 		for _, cmd := range commands(b[1]) {
 			if rest, ok := strings.CutPrefix(cmd, "go run ./cmd/beamjoin "); ok {
-				exs = append(exs, example{"README.md", splitWords(t, rest)})
+				exs = append(exs, example{"docs/cli.md", splitWords(t, rest)})
 			}
 		}
 	}
@@ -149,7 +149,7 @@ func TestE2EExamples(t *testing.T) {
 		})
 	}
 	// The test must not pass for want of examples.
-	if want := map[string]int{"beamjoin": 8, "README.md": 1, "make": 1}; !cmp.Equal(counts, want) {
+	if want := map[string]int{"beamjoin": 8, "docs/cli.md": 1, "make": 1}; !cmp.Equal(counts, want) {
 		t.Errorf("examples found: %v, want %v", counts, want)
 	}
 }
@@ -253,7 +253,7 @@ func TestE2EReplayReproducible(t *testing.T) {
 		}
 	}
 	if ex == nil {
-		t.Fatal("README.md has no --watermark-lag example")
+		t.Fatal("docs/cli.md has no --watermark-lag example")
 	}
 	var first []string
 	for i := range 3 {
