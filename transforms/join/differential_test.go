@@ -862,17 +862,9 @@ type sjElem struct {
 // sorted, in the oracle's notation.
 func streamJoin(sp oSpec, elems []oElem) (pairs, unmatched []string, err error) {
 	lo, hi := sp.bounds()
-	cfg := streamjoiner.Config[sjElem, sjElem, string]{
-		Type:           []join.Type{join.Inner, join.LeftOuter, join.RightOuter, join.FullOuter}[sp.Type],
-		Bounds:         streamjoiner.Of(time.Duration(-lo)*time.Millisecond, time.Duration(hi)*time.Millisecond),
-		LeftKey:        func(e sjElem) string { return e.Key },
-		RightKey:       func(e sjElem) string { return e.Key },
-		LeftTime:       func(e sjElem) int64 { return e.Time },
-		RightTime:      func(e sjElem) int64 { return e.Time },
-		MaxStateSize:   1 << 30,
-		StateRetention: 100_000 * time.Hour,
-	}
-	j, err := streamjoiner.New(cfg, func(l, r *sjElem) (oRecord, error) {
+	key := func(e sjElem) string { return e.Key }
+	at := func(e sjElem) int64 { return e.Time }
+	j, err := streamjoiner.New(key, key, func(l, r *sjElem) (oRecord, error) {
 		var rec oRecord
 		var le, re *oElem
 		if l != nil {
@@ -890,7 +882,11 @@ func streamJoin(sp oSpec, elems []oElem) (pairs, unmatched []string, err error) 
 			rec = singleRecord(oUnmatchedRec, *re)
 		}
 		return rec, nil
-	})
+	},
+		streamjoiner.Between(time.Duration(lo)*time.Millisecond, time.Duration(hi)*time.Millisecond),
+		streamjoiner.JoinType([]join.Type{join.Inner, join.LeftOuter, join.RightOuter, join.FullOuter}[sp.Type]),
+		streamjoiner.LeftTime(at), streamjoiner.RightTime(at),
+		streamjoiner.MaxStateSize(1<<30), streamjoiner.StateRetention(100_000*time.Hour))
 	if err != nil {
 		return nil, nil, err
 	}
