@@ -41,8 +41,8 @@ func (c config) cleanupMillis() int64 {
 // HotKeyBuckets lets the interval join move the buffer of a key that holds
 // more than n elements out of its bag and into time buckets of a
 // state.Map, so that an arrival reads the few buckets its partners can be
-// in rather than the key's whole buffer (see the package documentation's
-// section on state). It declares map state, which Prism supports but not
+// in rather than the key's whole buffer (see docs/design/interval.md,
+// "State layout"). It declares map state, which Prism supports but not
 // every runner does.
 func HotKeyBuckets(n int) Option {
 	return optionFunc(func(c *config) { c.bucketAbove = n; c.set |= setHotKeyBuckets })
@@ -65,7 +65,7 @@ func MaxBufferedPerKey(n int) Option {
 // stream of ever new keys leaves no state behind; the process keeps the
 // cleared key's cleanup progress, the oldest forgotten first out, so that
 // an element arriving for the key later still is judged late against it
-// (see the package documentation's Late data) rather than joined as new.
+// (see docs/design/interval.md on lateness) rather than joined as new.
 // The memory costs about 100 bytes of worker RAM a key and no state; it is
 // per process, so a key that moves to another worker, or a restarted
 // worker, has forgotten it. It is also per run: a pipeline run again in
