@@ -199,3 +199,65 @@ func checkGolden(t *testing.T, path string) {
 func TestGoldenUnversioned(t *testing.T) {
 	checkGolden(t, filepath.Join("testdata", "state", "unversioned.hex"))
 }
+
+// TestGoldenVersion1 reads state in format version 1
+// (testdata/state/v1.hex), and checks that today's encoders still write
+// exactly those bytes: a change to the format must raise Version and add
+// a golden file, not change what version 1 means.
+func TestGoldenVersion1(t *testing.T) {
+	path := filepath.Join("testdata", "state", "v1.hex")
+	checkGolden(t, path)
+	if Version != 1 {
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(formatGolden(encodeGolden()))); diff != "" {
+		t.Errorf("today's encoders no longer write %s (-golden +today):\n%s", path, diff)
+	}
+}
+
+// TestStateFormatVersion: a bag may mix unversioned chunks (an older
+// release's, or this release's appends) with versioned ones; a chunk of a
+// newer version is refused naming both versions, as are version 0 and a
+// version record inside a chunk.
+func TestStateFormatVersion(t *testing.T) {
+	mixed := [][]byte{
+		AppendEntry(nil, goldenEntries[0]),
+		EncodeState(5, nil, goldenEntries[1:2]),
+		AppendEntry(AppendVersion(nil, Version), goldenEntries[2]),
+		AppendCleanup(nil, 9),
+	}
+	st, err := DecodeState(mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := State{Progress: 5, Entries: goldenEntries[:3], Cleanups: []Cleanup{{At: 9, Entries: 3, Progress: 5}}}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("mixed bag decoded (-want +got):\n%s", diff)
+	}
+
+	future := AppendEntry(AppendVersion(nil, Version+1), goldenEntries[0])
+	tests := []struct {
+		name   string
+		chunks [][]byte
+		want   string
+	}{
+		{"newer_version", [][]byte{AppendEntry(nil, goldenEntries[0]), future},
+			fmt.Sprintf("beamjoin: bagstate: state chunk 1 is in state format version %d, newer than version %d, the newest this release reads (was the pipeline updated to an older beamjoin release?)", Version+1, Version)},
+		{"version_0", [][]byte{AppendVersion(nil, 0)}, "beamjoin: bagstate: state chunk 0 at byte 0: invalid state format version 0"},
+		{"version_inside_chunk", [][]byte{AppendVersion(AppendProgress(nil, 3), Version)}, "beamjoin: bagstate: state chunk 0 at byte 2: a format version record not at the start of its chunk"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := DecodeState(tc.chunks); err == nil || err.Error() != tc.want {
+				t.Errorf("DecodeState() error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := DecodeEntries(future); err == nil || !strings.Contains(err.Error(), "newer than version") {
+		t.Errorf("DecodeEntries() of a newer bucket value: error = %v, want the version named", err)
+	}
+}
