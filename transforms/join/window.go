@@ -17,6 +17,7 @@ import (
 
 func init() {
 	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.Y), error](&windowPaneFn{})
+	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*stampedValue) bool, func(*stampedValue) bool, func(beam.EventTime, beam.Y), error](&windowGroupFn{})
 	register.Emitter2[beam.EventTime, beam.Y]()
 }
 
@@ -153,41 +154,30 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // and value types, for inputs that are windowed differently or with a
 // trigger, and for types not registered with RegisterTypes.
 func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
-	const op = "join.Window"
-	s, cfg, err := windowedSetup[K, L, R](s, op, windowOptions, opts, left, right)
-	if err != nil {
-		return Outputs{}, err
-	}
-	out := reflect.TypeFor[WindowResult[K, L, R]]()
-	if err := checkRegistered[K, L, R](op, cfg.windowedTypes(out, reflect.TypeFor[WindowLateElement[K, L, R]](), reflect.TypeFor[Fate[K]]())...); err != nil {
-		return Outputs{}, err
-	}
-	wd, err := buildWindowed(s, op, cfg, left, right, true, true, cfg.trackFates)
-	if err != nil {
-		return Outputs{}, err
-	}
-	fn := &windowPaneFn{
-		Type:  cfg.typ.core(),
-		Left:  wd.coders[Left],
-		Right: wd.coders[Right],
-		Out:   beam.EncodedType{T: out},
-	}
-	var outs Outputs
-	if outs.Records, err = wd.records(s.Scope("results"), fn, out, beam.YType); err != nil {
-		return Outputs{}, err
-	}
-	return windowedExtras[K, L, R](s, wd, cfg, outs)
+	return buildWindowedRoute[K, L, R](s, windowedRoute{
+		op:      "join.Window",
+		allowed: windowOptions,
+		records: reflect.TypeFor[WindowResult[K, L, R]](),
+		join:    true,
+		stamp:   true,
+		grouped: func(cfg config, values [2]coders.Element) any {
+			return &windowGroupFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
+		},
+		panes: func(cfg config, values [2]coders.Element) any {
+			return &windowPaneFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
+		},
+		groupedVar: beam.YType, panesVar: beam.YType,
+	}, opts, left, right)
 }
 
-// windowPaneFn builds the records of one firing of one window of a key
-// (a pane): the pairs with at least one value new in the pane, and, for an
-// outer side, each new value of the side whose window holds nothing of the
-// other side. Like tagFn it is not generic: the WindowResult type is a
-// field, bound to the output's universal type at construction.
-type windowPaneFn struct {
-	Type        match.Type
-	Left, Right coders.Element // the inputs' value coders
-	Out         beam.EncodedType
+// windowRecords makes the records of one pane of one window of a key, on
+// either path: the pairs with at least one value new in the pane, and, for
+// an outer side, each new value of the side when the pane holds nothing of
+// the other side. It is not generic: the WindowResult type is a field,
+// bound to the output's universal type at construction.
+type windowRecords struct {
+	Type match.Type
+	Out  beam.EncodedType
 
 	fields struct {
 		kind, key, time, start, end int
@@ -195,13 +185,12 @@ type windowPaneFn struct {
 	}
 }
 
-func (f *windowPaneFn) Setup() error {
-	if err := f.Left.Setup(); err != nil {
-		return err
-	}
-	if err := f.Right.Setup(); err != nil {
-		return err
-	}
+func newWindowRecords[K, L, R any](cfg config) windowRecords {
+	return windowRecords{Type: cfg.typ.core(), Out: beam.EncodedType{T: reflect.TypeFor[WindowResult[K, L, R]]()}}
+}
+
+// setup finds the fields of the record type.
+func (f *windowRecords) setup() {
 	t, fs := f.Out.T, &f.fields
 	fs.kind, fs.key, fs.time = fieldIndex(t, "Kind"), fieldIndex(t, "Key"), fieldIndex(t, "Time")
 	fs.start, fs.end = fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
@@ -209,7 +198,6 @@ func (f *windowPaneFn) Setup() error {
 		fs.value[s] = fieldIndex(t, sideField[s])
 		fs.valueTime[s] = fieldIndex(t, sideField[s]+"Time")
 	}
-	return nil
 }
 
 // windowRecordCounters count the window join's records.
@@ -229,24 +217,9 @@ type joinValue struct {
 	isNew bool
 }
 
-func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
-	entries, isNew, err := panes.DecodePane(p.Entries)
-	if err != nil {
-		return err
-	}
-	var sides [2][]joinValue
-	for i, e := range entries {
-		c := &f.Left
-		if e.Side == match.Right {
-			c = &f.Right
-		}
-		v, err := c.Decode(e.Value)
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", sideOf(e.Side), err)
-		}
-		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
-	}
-	start, end := time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC()
+// emit emits the records of a pane of key k's window [start, end), made
+// of sides, timestamped at (the window's max timestamp): the nested loop.
+func (f *windowRecords) emit(ctx context.Context, at beam.EventTime, k any, sides [2][]joinValue, start, end time.Time, emit func(beam.EventTime, beam.Y)) {
 	emitRecord := func(kind Kind, vs [2]*joinValue) {
 		out := reflect.New(f.Out.T).Elem()
 		out.Field(f.fields.kind).Set(reflect.ValueOf(kind))
@@ -257,10 +230,10 @@ func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k 
 				out.Field(f.fields.valueTime[s]).Set(reflect.ValueOf(v.time))
 			}
 		}
-		out.Field(f.fields.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+		out.Field(f.fields.time).Set(reflect.ValueOf(at.ToTime().UTC()))
 		out.Field(f.fields.start).Set(reflect.ValueOf(start))
 		out.Field(f.fields.end).Set(reflect.ValueOf(end))
-		emit(et, out.Interface())
+		emit(at, out.Interface())
 	}
 	lefts, rights := sides[Left], sides[Right]
 	for i := range lefts {
@@ -284,5 +257,76 @@ func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k 
 			}
 		}
 	}
+}
+
+// windowGroupFn makes the records of one CoGroupByKey group: one pane of
+// one window of a key, every value of which is new.
+type windowGroupFn struct {
+	windowRecords
+	Left, Right coders.Element // the inputs' value coders
+}
+
+func (f *windowGroupFn) Setup() error {
+	f.setup()
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	return f.Right.Setup()
+}
+
+func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts, rights func(*stampedValue) bool, emit func(beam.EventTime, beam.Y)) error {
+	var sides [2][]joinValue
+	var sv stampedValue
+	for side, next := range [2]func(*stampedValue) bool{Left: lefts, Right: rights} {
+		c := &f.Left
+		if side == int(Right) {
+			c = &f.Right
+		}
+		for next(&sv) {
+			v, err := c.Decode(sv.Value)
+			if err != nil {
+				return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", Side(side), err)
+			}
+			sides[side] = append(sides[side], joinValue{v: v, time: time.UnixMilli(sv.Time).UTC(), isNew: true})
+		}
+	}
+	start, end := windowBounds(w)
+	f.emit(ctx, w.MaxTimestamp(), k, sides, start, end, emit)
+	return nil
+}
+
+// windowPaneFn makes the records of a pane of the late-counting path,
+// whose entries say which values are new in it.
+type windowPaneFn struct {
+	windowRecords
+	Left, Right coders.Element // the inputs' value coders
+}
+
+func (f *windowPaneFn) Setup() error {
+	f.setup()
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	return f.Right.Setup()
+}
+
+func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
+	entries, isNew, err := panes.DecodePane(p.Entries)
+	if err != nil {
+		return err
+	}
+	var sides [2][]joinValue
+	for i, e := range entries {
+		c := &f.Left
+		if e.Side == match.Right {
+			c = &f.Right
+		}
+		v, err := c.Decode(e.Value)
+		if err != nil {
+			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", sideOf(e.Side), err)
+		}
+		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
+	}
+	f.emit(ctx, et, k, sides, time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC(), emit)
 	return nil
 }
