@@ -52,26 +52,24 @@ type Group[K, L, R any] struct {
 //		join.WindowInto(window.NewFixedWindows(time.Hour)))
 //
 // Without the WindowInto option the inputs' own windowing is used, as set by
-// the caller with beam.WindowInto; both inputs must then be windowed alike,
-// with the default trigger. Fixed, sliding and session windows all work.
-// With sliding windows an element is in several windows, so it appears in
-// several Groups; with sessions, a session spans the values of both inputs
-// whose gaps are short enough, merged across the two.
+// the caller with beam.WindowInto; both inputs must then be windowed alike.
+// By default CoGroup is Beam's CoGroupByKey: the runner assigns, merges and
+// fires the windows by the inputs' trigger, and each firing (pane) gives
+// one Group, in its window, of the values of that pane (every value of the
+// window so far with beam.PanesAccumulate). With sliding windows an element
+// is in several windows, so it appears in several Groups; with sessions, a
+// session spans the values of both inputs whose gaps are short enough,
+// merged across the two. Elements beyond the allowed lateness are dropped
+// by the runner, unseen and uncounted.
 //
-// Windows fire and late data is handled as in Window: a window fires once,
-// when the watermark passes its end; an element that arrives after its
-// window expired (its end plus the allowed lateness) is not grouped but
-// counted (left_late, right_late) and, with ReportLate, returned in
-// Outputs.Late. With TrackFates, Outputs.Fates holds each element's fate:
-// OutcomeGrouped (in at least one Group) or OutcomeLate. Within
-// AllowedLateness (or beam.AllowedLateness on the inputs' windowing), a
-// late element adds a further Group of its window, a late pane: by
-// default it holds the values that arrived since the window's previous
-// Group (Beam's discarding panes); if the inputs are windowed with
-// beam.PanesAccumulate, it holds every value of the window so far. Groups
-// are placed back into windows as Window's records are. Counters:
-// left_in, left_grouped, left_late, and the same for right; groups_out.
-// CoGroup holds a key's values in state until their windows expire.
+// ReportLate or TrackFates choose the late-counting path, as in Window:
+// default trigger only; an element that arrives after its window expired
+// is not grouped but counted (left_late, right_late) and, with ReportLate,
+// returned in Outputs.Late; with TrackFates, Outputs.Fates holds each
+// element's fate: OutcomeGrouped (in at least one Group) or OutcomeLate.
+// Within the allowed lateness a late element adds a further Group of its
+// window. Counters: groups_out; on the late-counting path also left_in,
+// left_grouped, left_late, and the same for right.
 //
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // CoGroup panics on misuse; TryCoGroup returns the error.
@@ -86,8 +84,9 @@ func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 // TryCoGroup is CoGroup returning an error instead of panicking: for an
 // option CoGroup does not take, for inputs that are not PCollections of KV
 // pairs with the type arguments' key and value types, for inputs that are
-// windowed differently or with a trigger, and for types not registered
-// with RegisterTypes.
+// windowed differently, for a trigger other than the default with
+// ReportLate or TrackFates, and for types not registered with
+// RegisterTypes.
 func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
 	out := beam.EncodedType{T: reflect.TypeFor[Group[K, L, R]]()}
 	return buildWindowedRoute[K, L, R](s, windowedRoute{

@@ -62,8 +62,8 @@ type windowedRoute struct {
 	// group, emitting the universal type groupedVar; panes the DoFn that
 	// makes the records of the late-counting path's panes, emitting
 	// panesVar.
-	grouped             func(cfg config, values [2]coders.Element) any
-	panes               func(cfg config, values [2]coders.Element) any
+	grouped              func(cfg config, values [2]coders.Element) any
+	panes                func(cfg config, values [2]coders.Element) any
 	groupedVar, panesVar reflect.Type
 }
 
