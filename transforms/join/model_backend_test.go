@@ -62,9 +62,6 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 		return nil, err
 	}
 	j, bucketed := newJoiner(cfg, key)
-	// The process's memory of forgotten keys is per join and process:
-	// instances of one process share it, another process has its own.
-	j.ID = joinID(p.id)
 	in := &ModelInstance{proc: p, ctx: metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "model"), "join")}
 	switch fn := statefulFn(j, bucketed).(type) {
 	case *intervalFn:

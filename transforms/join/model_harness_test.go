@@ -612,7 +612,6 @@ func TestRunnerModel(t *testing.T) {
 // must still be found (so the harness is shown to find it, and the entry
 // goes when the fix lands).
 var knownModelBugs = []struct{ name, words string }{
-	{"placement-dependent lateness (process memory of forgotten keys)", "forgetting the key's progress must not make it new|was judged late, but the watermark"},
 	{"a cache bound per instance, not per process", "over the join's bound"},
 	{"outputs without the join's allowed lateness", "dropped by a downstream windowed GroupByKey"},
 }
