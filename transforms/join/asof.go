@@ -124,7 +124,7 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 		beam.TypeDefinition{Var: beam.YType, T: resultType})
 	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
-	return Outputs{Records: windows.restore(s.Scope("results"), results), Late: windows.restore(s.Scope("late"), late)}, nil
+	return Outputs{Records: windows.restore(s.Scope("results"), results, 0), Late: windows.restore(s.Scope("late"), late, 0)}, nil
 }
 
 // MaxAge makes AsOf join a left element at t only with a version at most

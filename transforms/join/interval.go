@@ -123,7 +123,8 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		beam.TypeDefinition{Var: beam.YType, T: resultType})
 	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
-	return Outputs{Records: windows.restore(s.Scope("results"), results), Late: windows.restore(s.Scope("late"), late)}, nil
+	return Outputs{Records: windows.restore(s.Scope("results"), results, cfg.lateness),
+		Late: windows.restore(s.Scope("late"), late, cfg.lateness)}, nil
 }
 
 // newJoiner is the joiner of a join with config cfg and key coder key: the
