@@ -33,7 +33,8 @@
 // EmitFinal, EmitRetract), Between, LowerExclusive, UpperExclusive,
 // AllowedLateness, WindowInto, ReportLate, TrackFates, MaxAge and Strict,
 // and the tuning options CleanupEvery, HotKeyBuckets, MaxBufferedPerKey,
-// KeyMemory, BundleCacheBytes and Bounded. They are validated once, when the transform is added;
+// ProgressHorizon, BundleCacheBytes and Bounded. They are validated once,
+// when the transform is added;
 // a transform given an option it does not take says so. Each transform
 // panics on misuse with a clear message, its Try variant (TryInterval, …)
 // returns the error, and Route.Check checks options before anything is
