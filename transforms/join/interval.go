@@ -114,7 +114,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	fn := statefulFn(newJoiner(cfg, keyCoder))
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, tagged)
+		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, keyCoder, tagged)
 	} else {
 		raw, rawLate = beam.ParDo2(s, fn, tagged)
 	}
