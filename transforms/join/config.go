@@ -29,6 +29,7 @@ type config struct {
 	noCache      bool          // tests and benchmarks only: no bundle cache
 	cacheBytes   int64         // BundleCacheBytes (interval_cache.go); 0: the default
 	bounded      bool          // the bounded-input path (interval_bounded.go)
+	bucketWidth  time.Duration // BoundedBucket; 0: the default
 	reportLate   bool          // ReportLate
 	trackFates   bool          // TrackFates
 	maxAge       time.Duration // MaxAge (AsOf)
@@ -66,6 +67,7 @@ const (
 	setTrackFates
 	setMaxAge
 	setStrict
+	setBoundedBucket
 	setTestOnly
 )
 
@@ -90,13 +92,14 @@ var optionNames = []struct {
 	{setTrackFates, "TrackFates"},
 	{setMaxAge, "MaxAge"},
 	{setStrict, "Strict"},
+	{setBoundedBucket, "BoundedBucket"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setProgressHorizon | setBundleCacheBytes | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
 	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded
@@ -131,6 +134,8 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
 	case c.set&setBundleCacheBytes != 0 && c.cacheBytes <= 0:
 		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
+	case c.set&setBoundedBucket != 0 && (c.bucketWidth < time.Millisecond || c.bucketWidth%time.Millisecond != 0):
+		return c, fmt.Errorf("beamjoin: %s: BoundedBucket(%v) must be a positive whole number of milliseconds", op, c.bucketWidth)
 	case c.set&setCleanupEvery != 0 && (c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0):
 		return c, fmt.Errorf("beamjoin: %s: CleanupEvery(%v) must be a positive whole number of milliseconds", op, c.cleanupEvery)
 	}

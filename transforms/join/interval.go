@@ -74,7 +74,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	}
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, in.Tagged)
+		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, in.Key, in.Tagged)
 	} else {
 		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
 	}

@@ -48,6 +48,20 @@ func HotKeyBuckets(n int) Option {
 	return optionFunc(func(c *config) { c.bucketAbove = n; c.set |= setHotKeyBuckets })
 }
 
+// BoundedBucket sets the width of the time buckets in which the bounded
+// path (Bounded) sweeps a key: a worker holds one bucket of a key at a
+// time, with the elements within the bounds' reach either side of it, so
+// the width times a key's densest rate bounds the memory of a sweep. The
+// default is eight times that reach (twice the larger of -lower and
+// upper, three times under EmitRetract), at least a second: the context
+// then costs at most an eighth more grouping. Narrower buckets hold less
+// and place more elements in two groups. It has no effect on which
+// records come out, and none under MaxBufferedPerKey, where a key is
+// swept whole.
+func BoundedBucket(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.bucketWidth = d; c.set |= setBoundedBucket })
+}
+
 // MaxBufferedPerKey caps the elements a key buffers on both sides together.
 // Beyond it the oldest by timestamp (on a tie, left first) are evicted and
 // counted as evicted. Under EmitFinal an evicted outer element that never
