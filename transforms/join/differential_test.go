@@ -94,8 +94,9 @@ var knownBugCases = map[uint64]string{}
 // forgottenProgressIsKnownBug: set while issue 15's second bug was open
 // (a key that had forgotten its cleanup progress took an element behind a
 // cleanup timer that fired on it for a new one, where SPEC §2.5 says it is
-// still late): such elements were logged, not failed. Fixed by KeyMemory;
-// set it again only for a run with KeyMemory(0).
+// still late): such elements were logged, not failed. Fixed by keeping the
+// progress in state (ProgressHorizon); set it again only for a run with a
+// horizon shorter than a case.
 const forgottenProgressIsKnownBug = false
 
 // duplicateRetractIsKnownBug: set while issue 15's first bug was open (in

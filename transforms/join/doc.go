@@ -186,8 +186,10 @@
 // element, so EmitFinal and EmitRetract records, which carry that element's
 // own timestamp, are never late downstream. After a key's last element is
 // removed the key keeps its cleanup progress in state for one join memory
-// (max(upper,0) + max(-lower,0) + allowed lateness + 1 ms); then its state
-// is cleared, and the worker process remembers the progress (KeyMemory).
+// (max(upper,0) + max(-lower,0) + allowed lateness + 1 ms) and the
+// progress horizon (ProgressHorizon, an hour by default); then a timer
+// clears its state. Nothing but state and the timers decides a verdict:
+// the join keeps no memory of keys in the worker process.
 //
 // # Late data in Interval
 //
@@ -195,19 +197,19 @@
 // late iff one of its potential partners may already have been removed on
 // its key, against what the join knows of its key: the time of the key's
 // latest cleanup firing, kept in state while the key holds data and for
-// one join memory after, and then in the worker process's memory of
-// forgotten keys (up to KeyMemory keys per join, oldest first out). So an
-// element that arrives long after its key's data is gone, behind a cleanup
-// that happened, is late, and its records do not appear. Late elements are
-// neither joined nor buffered: they go to the late output, with fate late.
+// one join memory and the progress horizon after (ProgressHorizon). So an
+// element that arrives after its key's data is gone, behind a cleanup that
+// happened, is late, and its records do not appear, as long as it is less
+// than the horizon behind the watermark. Beyond the horizon the key is
+// forgotten, on every worker alike, and the element is joined as new.
+// Late elements are neither joined nor buffered: they go to the late output, with fate late.
 // An element behind the watermark by no more than the allowed lateness is
 // never late.
 //
 // Where the join cannot know: an element behind the watermark on a key
-// that this process has never cleaned up (a new key, a key forgotten
-// beyond KeyMemory, or one that moved to another worker or outlived a
-// worker restart) is joined as new. Its records carry its own timestamp,
-// which is behind the watermark, as any DoFn's output of late input is: a
+// that has no progress in state (a new key, or one forgotten beyond the
+// progress horizon) is joined as new, wherever the key runs. Its records
+// carry its own timestamp, which is behind the watermark, as any DoFn's output of late input is: a
 // downstream GroupByKey may drop them as late. Records of an element that
 // was on time when it arrived are never late downstream.
 //
@@ -222,7 +224,7 @@
 // leaves the join no element behind a cleanup the join may not know of:
 // none is joined as new behind the watermark, so no record is behind it,
 // and whether an element is late no longer depends on what the join
-// remembers of its key. It has a cost: such an element is late even when
+// keeps of its key. It has a cost: such an element is late even when
 // its partners are all still buffered. The beamjoin command does this for
 // replayed files (package pipelines/jsonl, Source.JudgeLate); a pipeline of
 // one's own must do it in its own source, or in a DoFn fused with it, which

@@ -85,7 +85,7 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	} else {
 		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
 	}
-	return in.outputs(s, raw, rawLate), nil
+	return in.outputs(s, raw, rawLate, cfg.lateness), nil
 }
 
 // newJoiner is the joiner of a join with config cfg and key coder key: the
@@ -98,8 +98,7 @@ func newJoiner(cfg config, key coders.Element) (j joiner, bucketed bool) {
 		CleanupEvery: cfg.cleanupMillis(),
 		Key:          key,
 		NoCache:      cfg.noCache,
-		ID:           newJoinID(),
-		KeyMemory:    cfg.keyMemory,
+		Horizon:      cfg.horizon.Milliseconds(),
 		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
