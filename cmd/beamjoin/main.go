@@ -82,6 +82,8 @@ func run(args []string) int {
 		return pubsubFake(args)
 	case "publish":
 		return publish(args)
+	case "nexmark":
+		return nexmarkCommand(args)
 	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup):
 	default:
 		return fail(usagef("unknown subcommand %q: give interval, window or cogroup (run 'beamjoin help')", name))

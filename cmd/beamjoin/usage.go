@@ -20,6 +20,7 @@ Usage:
   beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
   beamjoin pubsub-fake [--port N] [--topic projects/P/topics/T]...
   beamjoin publish --topic projects/P/topics/T --time FIELD FILE...
+  beamjoin nexmark generate|run ...   (beamjoin nexmark help)
   beamjoin help [interval | window | cogroup | beam]
 
 Subcommands:
@@ -28,6 +29,7 @@ Subcommands:
   cogroup   all left and all right objects per key and window
   pubsub-fake  a Pub/Sub emulator on loopback, for streaming joins on one machine
   publish      send a JSON-lines file to a Pub/Sub topic
+  nexmark      Nexmark events, and its join queries Q3, Q8, winning bids on them
 
 Example: the orders with no payment 0 to 15 minutes after them
   beamjoin interval --left testdata/orders.jsonl --right testdata/payments.jsonl \
