@@ -13,6 +13,7 @@
 package nexmark
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -114,30 +115,14 @@ func DefaultConfig(seed uint64, events int64) Config {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Rate == 0 {
-		c.Rate = 10000
-	}
-	if c.BaseTime == 0 {
-		c.BaseTime = 1_700_000_000_000
-	}
-	if c.ActivePeople == 0 {
-		c.ActivePeople = 1000
-	}
-	if c.InFlightAuctions == 0 {
-		c.InFlightAuctions = 100
-	}
-	if c.HotSellersRatio == 0 {
-		c.HotSellersRatio = 4
-	}
-	if c.HotAuctionRatio == 0 {
-		c.HotAuctionRatio = 2
-	}
-	if c.HotBiddersRatio == 0 {
-		c.HotBiddersRatio = 4
-	}
-	if c.Categories == 0 {
-		c.Categories = 5
-	}
+	c.Rate = cmp.Or(c.Rate, 10000)
+	c.BaseTime = cmp.Or(c.BaseTime, 1_700_000_000_000)
+	c.ActivePeople = cmp.Or(c.ActivePeople, 1000)
+	c.InFlightAuctions = cmp.Or(c.InFlightAuctions, 100)
+	c.HotSellersRatio = cmp.Or(c.HotSellersRatio, 4)
+	c.HotAuctionRatio = cmp.Or(c.HotAuctionRatio, 2)
+	c.HotBiddersRatio = cmp.Or(c.HotBiddersRatio, 4)
+	c.Categories = cmp.Or(c.Categories, 5)
 	return c
 }
 

@@ -6,13 +6,11 @@ package join
 
 import (
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/beamjoin/beamjoin/coders"
 )
 
 // AsOf joins each element of left, a PCollection<KV<K,L>> of events, with
@@ -87,44 +85,18 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 	if err != nil {
 		return Outputs{}, err
 	}
-	if err := checkInputs[K, L, R](op, left, right); err != nil {
-		return Outputs{}, err
-	}
-	resultType, lateType := reflect.TypeFor[Result[K, L, R]](), reflect.TypeFor[LateElement[K, L, R]]()
-	if err := checkRegistered[K, L, R](op, resultType, lateType); err != nil {
-		return Outputs{}, err
-	}
-	windows, err := sharedWindows(op, left, right)
+	in, err := tagEventTime[K, L, R](s, op, left, right)
 	if err != nil {
 		return Outputs{}, err
-	}
-	left, right = windows.intoGlobal(s.Scope("left"), left), windows.intoGlobal(s.Scope("right"), right)
-	leftCoder, err := coders.KVValue(left)
-	if err != nil {
-		return Outputs{}, err
-	}
-	rightCoder, err := coders.KVValue(right)
-	if err != nil {
-		return Outputs{}, err
-	}
-	tagged, err := beam.TryFlatten(s,
-		beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: leftCoder}, left),
-		beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: rightCoder}, right))
-	if err != nil {
-		return Outputs{}, fmt.Errorf("beamjoin: join.AsOf: %w", err)
 	}
 	rules := cfg.asofRules()
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		raw, rawLate = asofBounded(s.Scope("bounded"), rules, tagged)
+		raw, rawLate = asofBounded(s.Scope("bounded"), rules, in.Tagged)
 	} else {
-		raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
+		raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, in.Tagged)
 	}
-	results := beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: resultType}, Left: leftCoder, Right: rightCoder}, raw,
-		beam.TypeDefinition{Var: beam.YType, T: resultType})
-	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
-		beam.TypeDefinition{Var: beam.YType, T: lateType})
-	return Outputs{Records: windows.restore(s.Scope("results"), results), Late: windows.restore(s.Scope("late"), late)}, nil
+	return in.outputs(s, raw, rawLate), nil
 }
 
 // MaxAge makes AsOf join a left element at t only with a version at most

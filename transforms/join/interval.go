@@ -5,9 +5,6 @@ package join
 // in interval_state.go; the package documentation explains how it runs.
 
 import (
-	"fmt"
-	"reflect"
-
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
@@ -78,52 +75,17 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err != nil {
 		return Outputs{}, err
 	}
-	if err := checkInputs[K, L, R](op, left, right); err != nil {
-		return Outputs{}, err
-	}
-	resultType, lateType := reflect.TypeFor[Result[K, L, R]](), reflect.TypeFor[LateElement[K, L, R]]()
-	if err := checkRegistered[K, L, R](op, resultType, lateType); err != nil {
-		return Outputs{}, err
-	}
-	windows, err := sharedWindows(op, left, right)
+	in, err := tagEventTime[K, L, R](s, op, left, right)
 	if err != nil {
 		return Outputs{}, err
 	}
-	left, right = windows.intoGlobal(s.Scope("left"), left), windows.intoGlobal(s.Scope("right"), right)
-	leftCoder, err := coders.KVValue(left)
-	if err != nil {
-		return Outputs{}, err
-	}
-	rightCoder, err := coders.KVValue(right)
-	if err != nil {
-		return Outputs{}, err
-	}
-
-	// Both inputs are in the global window now, which beam.Flatten needs;
-	// TryFlatten returns, rather than panics on, anything else it refuses.
-	tagged, err := beam.TryFlatten(s,
-		beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: leftCoder}, left),
-		beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: rightCoder}, right))
-	if err != nil {
-		return Outputs{}, fmt.Errorf("beamjoin: join.Interval: %w", err)
-	}
-	keyCoder, err := coders.KVKey(left)
-	if err != nil {
-		return Outputs{}, err
-	}
-	fn := statefulFn(newJoiner(cfg, keyCoder))
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, tagged)
+		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, in.Tagged)
 	} else {
-		raw, rawLate = beam.ParDo2(s, fn, tagged)
+		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
 	}
-
-	results := beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: resultType}, Left: leftCoder, Right: rightCoder}, raw,
-		beam.TypeDefinition{Var: beam.YType, T: resultType})
-	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: lateType}, Left: leftCoder, Right: rightCoder}, rawLate,
-		beam.TypeDefinition{Var: beam.YType, T: lateType})
-	return Outputs{Records: windows.restore(s.Scope("results"), results), Late: windows.restore(s.Scope("late"), late)}, nil
+	return in.outputs(s, raw, rawLate), nil
 }
 
 // newJoiner is the joiner of a join with config cfg and key coder key: the

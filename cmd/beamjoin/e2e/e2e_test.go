@@ -205,7 +205,7 @@ func small(t *testing.T, extra ...string) []string {
 }
 
 // TestE2EReadyPipelines runs the two ready pipelines on the sample data,
-// exactly as the README shows them.
+// exactly as docs/cli.md shows them.
 func TestE2EReadyPipelines(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -230,7 +230,7 @@ func TestE2EReadyPipelines(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			// Run from the repository root, as `make run` does, so that dead
-			// letters name the files as the README shows.
+			// letters name the files as docs/cli.md shows.
 			root, _ := filepath.Abs("../../..")
 			out := filepath.Join(t.TempDir(), "out.jsonl")
 			dead := filepath.Join(t.TempDir(), "dead.jsonl")

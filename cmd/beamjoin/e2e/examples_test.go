@@ -35,15 +35,15 @@ func helpExamples(t *testing.T) []example {
 	return exs
 }
 
-// readmeExamples are the commands of docs/cli.md's sh blocks that run the
+// docExamples are the commands of docs/cli.md's sh blocks that run the
 // command, and the one of `make run`.
-func readmeExamples(t *testing.T) []example {
+func docExamples(t *testing.T) []example {
 	var exs []example
-	readme, err := os.ReadFile("../../../docs/cli.md")
+	doc, err := os.ReadFile("../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
 	for _, b := range blocks {
 		for _, cmd := range commands(b[1]) {
 			if rest, ok := strings.CutPrefix(cmd, "go run ./cmd/beamjoin "); ok {
@@ -114,12 +114,12 @@ func splitWords(t *testing.T, s string) []string {
 	return words
 }
 
-// TestE2EExamples runs every example of the help texts, the README and
+// TestE2EExamples runs every example of the help texts, docs/cli.md and
 // `make run`, as shown, in a directory whose testdata is the repository's,
 // and checks that each succeeds and writes results.
 func TestE2EExamples(t *testing.T) {
 	t.Parallel()
-	exs := append(helpExamples(t), readmeExamples(t)...)
+	exs := append(helpExamples(t), docExamples(t)...)
 	seen := map[string]bool{}
 	counts := map[string]int{}
 	for _, ex := range exs {
@@ -149,7 +149,7 @@ func TestE2EExamples(t *testing.T) {
 		})
 	}
 	// The test must not pass for want of examples.
-	if want := map[string]int{"beamjoin": 8, "docs/cli.md": 1, "make": 1}; !cmp.Equal(counts, want) {
+	if want := map[string]int{"beamjoin": 8, "docs/cli.md": 2, "make": 1}; !cmp.Equal(counts, want) {
 		t.Errorf("examples found: %v, want %v", counts, want)
 	}
 }
@@ -238,7 +238,7 @@ func TestE2EDryRun(t *testing.T) {
 	}
 }
 
-// TestE2EReplayReproducible runs the README's --watermark-lag example three
+// TestE2EReplayReproducible runs docs/cli.md's --watermark-lag example three
 // times: the results and the late elements must be the same each time.
 // pipelines/jsonl replays both inputs with one reader, in a fixed order,
 // with one watermark, and the reader judges late the lines that the join
@@ -247,7 +247,7 @@ func TestE2EDryRun(t *testing.T) {
 func TestE2EReplayReproducible(t *testing.T) {
 	t.Parallel()
 	var ex *example
-	for _, e := range readmeExamples(t) {
+	for _, e := range docExamples(t) {
 		if slices.Contains(e.args, "--watermark-lag") {
 			ex = &e
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The streaming reconciliation of the README's Pub/Sub section, with the
+// The streaming reconciliation of docs/cli.md's Pub/Sub section, with the
 // same flags: orders and payments published to the fake, joined from their
 // subscriptions, the pairs published to a topic.
 var (

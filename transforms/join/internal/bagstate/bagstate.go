@@ -12,6 +12,25 @@
 // time, without rewriting them. Keeping many entries per bag element is
 // what lets a rewrite cost one state append instead of one per surviving
 // element.
+//
+// # Format version
+//
+// A chunk may begin with a version record: the state format version of
+// the records in that chunk. A chunk without one is version 1, the
+// format of every release before versions were recorded, which is also
+// the format this release writes (Version). This release starts every
+// chunk it writes whole (EncodeState, EncodeEntries) with a version
+// record, and leaves it out of the small chunks an arrival or cleanup
+// firing appends (AppendEntry, AppendCleanup), which would otherwise pay
+// two bytes per element for it. The version is per chunk, not per bag,
+// because a cleanup firing appends to a bag it has not read, and a bag
+// may hold chunks of two releases after an update.
+//
+// A release that changes the format raises Version and starts every chunk
+// it writes, appended ones too, with a version record; it keeps decoding
+// every earlier version, which testdata/state/ holds golden examples of.
+// A chunk of a version newer than Version is refused with an error naming
+// both versions (a pipeline updated back to an older release).
 package bagstate
 
 import (
@@ -30,8 +49,21 @@ const (
 	tagProgress = 2
 	tagBucket   = 3
 	tagCleanup  = 4
+	tagVersion  = 5
 	flagMatched = 0x80
 )
+
+// Version is the state format version this release writes, and the
+// newest it reads. A chunk without a version record is version 1.
+const Version = 1
+
+// AppendVersion appends a version record to an empty chunk: a tag byte and
+// the version as a zig-zag varint. A version record stands only at the
+// start of a chunk.
+func AppendVersion(chunk []byte, version int64) []byte {
+	chunk = append(chunk, tagVersion)
+	return binary.AppendVarint(chunk, version)
+}
 
 // AppendEntry appends e to a chunk: a tag byte (side, matched flag), the
 // event time as a zig-zag varint, then the value's length and bytes.
@@ -113,14 +145,15 @@ type Cleanup struct {
 	Progress int64
 }
 
-// EncodeState returns a key's bag as one chunk: progress (if any), the
-// directory, then the entries. It is what a rewrite writes back to state.
+// EncodeState returns a key's bag as one chunk: the version record,
+// progress (if any), the directory, then the entries. It is what a rewrite
+// writes back to state.
 func EncodeState(progress int64, buckets []Bucket, entries []match.Entry[[]byte]) []byte {
-	size := 10 + 40*len(buckets)
+	size := 12 + 40*len(buckets)
 	for _, e := range entries {
 		size += 12 + len(e.Value)
 	}
-	chunk := make([]byte, 0, size)
+	chunk := AppendVersion(make([]byte, 0, size), Version)
 	if progress != match.NoProgress {
 		chunk = AppendProgress(chunk, progress)
 	}
@@ -172,7 +205,9 @@ func DecodeEntries(chunk []byte) ([]match.Entry[[]byte], error) {
 
 // DecodeState decodes the chunks of a bag, in order. Entry values alias the
 // chunks' bytes. The progress is the largest found. A bucket recorded more
-// than once keeps its last record.
+// than once keeps its last record. A chunk of a format version newer than
+// Version, or a version record anywhere but at a chunk's start, is an
+// error.
 func DecodeState(chunks [][]byte) (State, error) {
 	st := State{Progress: match.NoProgress}
 	var at map[int64]int // bucket ID -> index in st.Buckets, once there are repeats to detect
@@ -186,6 +221,16 @@ func DecodeState(chunks [][]byte) (State, error) {
 			}
 			off += n
 			switch side := tag &^ flagMatched; side {
+			case tagVersion:
+				if off != 1+n {
+					return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte %d: a format version record not at the start of its chunk", ci, off-1-n)
+				}
+				if t > Version {
+					return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d is in state format version %d, newer than version %d, the newest this release reads (was the pipeline updated to an older beamjoin release?)", ci, t, Version)
+				}
+				if t < 1 {
+					return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte 0: invalid state format version %d", ci, t)
+				}
 			case tagProgress:
 				st.Progress = max(st.Progress, t)
 			case tagCleanup:

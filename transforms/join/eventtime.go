@@ -1,0 +1,70 @@
+package join
+
+// This file holds what the event-time joins, Interval and AsOf, do around
+// their own step: check the inputs and registration, move both inputs into
+// the global window, encode and tag them into one PCollection, and decode
+// the step's records and late elements back into the inputs' windowing.
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/coders"
+)
+
+// eventTimeInput is both inputs of an event-time join, checked and tagged:
+// Tagged holds them in the global window as encoded, side-tagged values
+// keyed by their key, ready for the join's own step.
+type eventTimeInput struct {
+	Tagged               beam.PCollection
+	Key, Left, Right     coders.Element // the key's and each side's value coder
+	windows              inputWindows
+	resultType, lateType reflect.Type
+}
+
+// tagEventTime checks the inputs of the event-time join op (their types,
+// the registration of Result and LateElement, their shared windowing) and
+// tags them into one PCollection in the global window.
+func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollection) (eventTimeInput, error) {
+	if err := checkInputs[K, L, R](op, left, right); err != nil {
+		return eventTimeInput{}, err
+	}
+	in := eventTimeInput{resultType: reflect.TypeFor[Result[K, L, R]](), lateType: reflect.TypeFor[LateElement[K, L, R]]()}
+	if err := checkRegistered[K, L, R](op, in.resultType, in.lateType); err != nil {
+		return eventTimeInput{}, err
+	}
+	var err error
+	if in.windows, err = sharedWindows(op, left, right); err != nil {
+		return eventTimeInput{}, err
+	}
+	left, right = in.windows.intoGlobal(s.Scope("left"), left), in.windows.intoGlobal(s.Scope("right"), right)
+	if in.Left, err = coders.KVValue(left); err != nil {
+		return eventTimeInput{}, err
+	}
+	if in.Right, err = coders.KVValue(right); err != nil {
+		return eventTimeInput{}, err
+	}
+	if in.Key, err = coders.KVKey(left); err != nil {
+		return eventTimeInput{}, err
+	}
+	// Both inputs are in the global window now, which beam.Flatten needs;
+	// TryFlatten returns, rather than panics on, anything else it refuses.
+	in.Tagged, err = beam.TryFlatten(s,
+		beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: in.Left}, left),
+		beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: in.Right}, right))
+	if err != nil {
+		return eventTimeInput{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
+	return in, nil
+}
+
+// outputs decodes the join step's raw records and late elements into
+// Result and LateElement values and gives them the inputs' windowing back.
+func (in eventTimeInput) outputs(s beam.Scope, raw, rawLate beam.PCollection) Outputs {
+	results := beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: in.resultType}, Left: in.Left, Right: in.Right}, raw,
+		beam.TypeDefinition{Var: beam.YType, T: in.resultType})
+	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: in.lateType}, Left: in.Left, Right: in.Right}, rawLate,
+		beam.TypeDefinition{Var: beam.YType, T: in.lateType})
+	return Outputs{Records: in.windows.restore(s.Scope("results"), results), Late: in.windows.restore(s.Scope("late"), late)}
+}
