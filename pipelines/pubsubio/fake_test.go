@@ -131,8 +131,8 @@ type ackLog struct {
 	key string
 
 	mu    sync.Mutex
-	ids   []string // message IDs, one per ack ID received
-	early []string // message IDs acknowledged before a test DoFn saw them
+	ids   []string        // message IDs, one per ack ID received
+	early []string        // message IDs acknowledged before a test DoFn saw them
 	lose  map[string]bool // message IDs whose next acknowledgement is lost
 	lost  []string        // the ack IDs of the lost acknowledgements
 }
