@@ -22,7 +22,7 @@ type config struct {
 	lateness     time.Duration
 	maxBuffered  int
 	cleanupEvery time.Duration
-	keyMemory    int
+	horizon      time.Duration // ProgressHorizon
 	bucketAbove  int
 	window       *window.Fn
 	layout       *layout       // tests and benchmarks only: a forced state layout
@@ -60,7 +60,7 @@ const (
 	setWindow
 	setHotKeyBuckets
 	setBounded
-	setKeyMemory
+	setProgressHorizon
 	setBundleCacheBytes
 	setReportLate
 	setTrackFates
@@ -84,7 +84,7 @@ var optionNames = []struct {
 	{setWindow, "WindowInto"},
 	{setHotKeyBuckets, "HotKeyBuckets"},
 	{setBounded, "Bounded"},
-	{setKeyMemory, "KeyMemory"},
+	{setProgressHorizon, "ProgressHorizon"},
 	{setBundleCacheBytes, "BundleCacheBytes"},
 	{setReportLate, "ReportLate"},
 	{setTrackFates, "TrackFates"},
@@ -96,7 +96,7 @@ var optionNames = []struct {
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setKeyMemory | setBundleCacheBytes | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setProgressHorizon | setBundleCacheBytes | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
 	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded
@@ -106,7 +106,7 @@ const (
 // transform named op does not take (everything outside allowed), and
 // values that no transform takes.
 func newConfig(op string, allowed setMask, opts []Option) (config, error) {
-	c := config{keyMemory: DefaultKeyMemory}
+	c := config{horizon: DefaultProgressHorizon}
 	for i, o := range opts {
 		if o == nil {
 			return c, fmt.Errorf("beamjoin: %s: option %d is nil", op, i)
@@ -125,8 +125,8 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: unknown emission mode %v", op, c.emit)
 	case c.maxBuffered < 0:
 		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) is negative", op, c.maxBuffered)
-	case c.keyMemory < 0:
-		return c, fmt.Errorf("beamjoin: %s: KeyMemory(%d) is negative", op, c.keyMemory)
+	case c.horizon < 0 || c.horizon%time.Millisecond != 0:
+		return c, fmt.Errorf("beamjoin: %s: ProgressHorizon(%v) must be zero or a positive whole number of milliseconds", op, c.horizon)
 	case c.bucketAbove < 0:
 		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
 	case c.set&setBundleCacheBytes != 0 && c.cacheBytes <= 0:

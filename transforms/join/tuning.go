@@ -59,21 +59,28 @@ func MaxBufferedPerKey(n int) Option {
 	return optionFunc(func(c *config) { c.maxBuffered = n; c.set |= setMaxBuffered })
 }
 
-// KeyMemory sets how many forgotten keys each worker process remembers
-// for the interval join (DefaultKeyMemory unless set). A key's state is
-// cleared one join memory after its last element is removed, so that a
-// stream of ever new keys leaves no state behind; the process keeps the
-// cleared key's cleanup progress, the oldest forgotten first out, so that
-// an element arriving for the key later still is judged late against it
-// (see the package documentation's Late data) rather than joined as new.
-// The memory costs about 100 bytes of worker RAM a key and no state; it is
-// per process, so a key that moves to another worker, or a restarted
-// worker, has forgotten it. It is also per run: a pipeline run again in
-// the same process (a job retried after a runner failure, a test running
-// one pipeline twice) starts with an empty memory, as a new job would.
-// Zero turns it off.
-func KeyMemory(n int) Option {
-	return optionFunc(func(c *config) { c.keyMemory = n; c.set |= setKeyMemory })
+// DefaultProgressHorizon is how long an interval join's key keeps its
+// cleanup progress in state, once its data is gone, unless
+// ProgressHorizon says otherwise.
+const DefaultProgressHorizon = time.Hour
+
+// ProgressHorizon sets how long, in event time, an interval join's key
+// keeps its cleanup progress in Beam state after its data is gone, beyond
+// the one join memory (max(upper,0) + max(-lower,0) + allowed lateness +
+// 1 ms) it keeps it anyway: DefaultProgressHorizon unless set. Until then
+// an element that arrives on the key behind that progress is late (see
+// the package documentation's "Late data in Interval"); then a timer
+// clears the key's state, so that a stream of ever new keys leaves no
+// state behind, and the key is new to the join: a very late element on it
+// is joined as new. The rule depends on the key's state and the watermark
+// alone, so it is the same on every worker and runner, whichever process
+// the key is on and however often it moves: an element behind the
+// watermark by less than d is always judged as if the key were never
+// forgotten. A key holding only its progress costs one small bag value
+// and one timer. d is a whole number of milliseconds; zero forgets a key
+// one join memory after its data is gone.
+func ProgressHorizon(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.horizon = d; c.set |= setProgressHorizon })
 }
 
 // layout forces the interval join's state layout, for tests and benchmarks
