@@ -97,7 +97,7 @@ func asofInput(n int) (orders, rates []string) {
 			ts = prev
 		}
 		last[c] = ts
-		text := fmt.Sprintf(`{"currency":"c%02d","ts":%d,"rid":"r%06d","per_usd":%06d}`, c, ts, i, rng.IntN(1_000_000))
+		text := fmt.Sprintf(`{"currency":"c%02d","ts":%d,"rid":"r%06d","per_usd":%d}`, c, ts, i, 100_000+rng.IntN(900_000))
 		rs = append(rs, line{text, ts + rng.Int64N(jitter)})
 	}
 	for i := range n {
