@@ -84,11 +84,7 @@ func TestE2EAsOfAgainstSQLite(t *testing.T) {
 func asofInput(n int) (orders, rates []string) {
 	rng := rand.New(rand.NewPCG(31, 7))
 	const epoch, span, jitter = 1_700_000_000_000, 6 * 3600_000, 5 * 60_000
-	type line struct {
-		text  string
-		order int64
-	}
-	var ls, rs []line
+	var ls, rs []arrivingLine
 	last := map[int]int64{}
 	for i := range n {
 		c := rng.IntN(50)
@@ -98,23 +94,14 @@ func asofInput(n int) (orders, rates []string) {
 		}
 		last[c] = ts
 		text := fmt.Sprintf(`{"currency":"c%02d","ts":%d,"rid":"r%06d","per_usd":%d}`, c, ts, i, 100_000+rng.IntN(900_000))
-		rs = append(rs, line{text, ts + rng.Int64N(jitter)})
+		rs = append(rs, arrivingLine{text, ts + rng.Int64N(jitter)})
 	}
 	for i := range n {
 		ts := epoch + rng.Int64N(span)
 		text := fmt.Sprintf(`{"currency":"c%02d","ts":%d,"lid":"l%06d"}`, rng.IntN(50), ts, i)
-		ls = append(ls, line{text, ts + rng.Int64N(jitter)})
+		ls = append(ls, arrivingLine{text, ts + rng.Int64N(jitter)})
 	}
-	for _, side := range [][]line{ls, rs} {
-		slices.SortStableFunc(side, func(a, b line) int { return int(a.order - b.order) })
-	}
-	for _, l := range ls {
-		orders = append(orders, l.text)
-	}
-	for _, r := range rs {
-		rates = append(rates, r.text)
-	}
-	return orders, rates
+	return inArrivalOrder(ls), inArrivalOrder(rs)
 }
 
 // asofLine holds what the test reads of a generated line.
