@@ -5,12 +5,14 @@
 # rows compared with SQLite's over the generated files
 # (pipelines/nexmark/sql); then BenchmarkQuery (beamjoin vs SDK-only,
 # bounded and streaming, events/s) at the same size and
-# BenchmarkStreamingPeakRSS (streaming at 100k and 1M events). Raw results
-# go to .nexmark/; the benchmark lines to .nexmark/bench.txt.
+# BenchmarkStreamingPeakRSS (streaming at the two sizes of
+# NEXMARK_RSS_EVENTS, default 100000,1000000). Raw results go to .nexmark/;
+# the benchmark lines to .nexmark/bench.txt.
 set -eu
 GO=${GO:-go}
 N=${NEXMARK_EVENTS:-1000000}
 SEED=${NEXMARK_SEED:-1}
+RSS=${NEXMARK_RSS_EVENTS:-100000,1000000}
 DIR=.nexmark
 SQL=$(pwd)/pipelines/nexmark/sql
 mkdir -p "$DIR/events"
@@ -36,7 +38,7 @@ if command -v sqlite3 >/dev/null; then
 else
 	echo "nexmark: sqlite3 not installed; rows not compared (apt-get install -y sqlite3)" >&2
 fi
-$GO test ./pipelines/nexmark -run '^$' -bench 'BenchmarkQuery' -benchtime 1x -timeout 120m -nexmark-events "$N" > "$DIR/bench.txt" 2> "$DIR/prism.log" || status=1
-$GO test ./pipelines/nexmark -run '^$' -bench 'BenchmarkStreamingPeakRSS' -benchtime 1x -timeout 120m >> "$DIR/bench.txt" 2>> "$DIR/prism.log" || status=1
+$GO test ./pipelines/nexmark -run '^$' -bench 'BenchmarkQuery' -benchmem -benchtime 1x -timeout 120m -nexmark-events "$N" > "$DIR/bench.txt" 2> "$DIR/prism.log" || status=1
+$GO test ./pipelines/nexmark -run '^$' -bench 'BenchmarkStreamingPeakRSS' -benchtime 1x -timeout 120m -nexmark-rss-events "$RSS" >> "$DIR/bench.txt" 2>> "$DIR/prism.log" || status=1
 grep -E '^Benchmark' "$DIR/bench.txt"
 exit $status
