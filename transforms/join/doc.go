@@ -280,7 +280,13 @@
 // left_evicted, left_late, and the same for right. The distribution
 // buffered_per_key records a key's buffered count at each arrival, and the
 // counter keys_with_state goes up when a key gets state and down when its
-// state is cleared: it is zero once every key's state is gone. The
+// state is cleared: it is zero once every key's state is gone. Those two
+// are gauges kept as counters, and so approximate wherever the runner
+// reports attempted rather than committed metrics (Dataflow streaming) or
+// counts a failed and retried bundle's updates: they may then drift from
+// zero, and the per-side sums of the fate counters from the elements in.
+// For an exact account, use TrackFates: Outputs.Fates holds one Fate per
+// input element, as records that a retried bundle emits once. The
 // counters cache_hits and cache_misses count the arrivals and firings
 // whose key the bundle cache held or had to read; they depend on how the
 // runner bundles the input and are no part of the accounting.

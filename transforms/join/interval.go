@@ -29,7 +29,7 @@ import (
 // exclude an end of the bounds; AllowedLateness keeps elements longer, for
 // data behind the watermark; CleanupEvery, HotKeyBuckets and
 // MaxBufferedPerKey tune cost and memory; Bounded runs the bounded-input
-// path.
+// path; TrackFates adds Outputs.Fates, one Fate per input element.
 //
 // A left element can be matched until event time passes
 // ts + max(upper, 0) + allowed lateness, a right element until
@@ -85,7 +85,16 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	} else {
 		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
 	}
-	return in.outputs(s, raw, rawLate), nil
+	if !cfg.trackFates {
+		return in.outputs(s, raw, rawLate), nil
+	}
+	raw, fates, err := intervalFates[K, L, R](s, raw)
+	if err != nil {
+		return Outputs{}, err
+	}
+	out := in.outputs(s, raw, rawLate)
+	out.Fates = fates
+	return out, nil
 }
 
 // newJoiner is the joiner of a join with config cfg and key coder key: the
@@ -103,6 +112,7 @@ func newJoiner(cfg config, key coders.Element) (j joiner, bucketed bool) {
 		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
+		Fates:        cfg.trackFates,
 	}
 	bucketed = cfg.set&setHotKeyBuckets != 0
 	if l := cfg.layout; l != nil {
