@@ -1,7 +1,7 @@
 package join
 
-// This file holds CoGroup, its record type, and the setup that CoGroup and
-// Window share.
+// This file holds CoGroup, its record type, and the DoFns that make its
+// records on each path.
 
 import (
 	"context"
@@ -18,6 +18,9 @@ import (
 
 func init() {
 	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.W), error](&groupPaneFn{})
+	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*beam.Y) bool, func(*beam.Z) bool, func(beam.EventTime, beam.W), error](&groupFn{})
+	register.Iter1[beam.Y]()
+	register.Iter1[beam.Z]()
 	register.Emitter2[beam.EventTime, beam.W]()
 }
 
@@ -49,26 +52,24 @@ type Group[K, L, R any] struct {
 //		join.WindowInto(window.NewFixedWindows(time.Hour)))
 //
 // Without the WindowInto option the inputs' own windowing is used, as set by
-// the caller with beam.WindowInto; both inputs must then be windowed alike,
-// with the default trigger. Fixed, sliding and session windows all work.
-// With sliding windows an element is in several windows, so it appears in
-// several Groups; with sessions, a session spans the values of both inputs
-// whose gaps are short enough, merged across the two.
+// the caller with beam.WindowInto; both inputs must then be windowed alike.
+// By default CoGroup is Beam's CoGroupByKey: the runner assigns, merges and
+// fires the windows by the inputs' trigger, and each firing (pane) gives
+// one Group, in its window, of the values of that pane (every value of the
+// window so far with beam.PanesAccumulate). With sliding windows an element
+// is in several windows, so it appears in several Groups; with sessions, a
+// session spans the values of both inputs whose gaps are short enough,
+// merged across the two. Elements beyond the allowed lateness are dropped
+// by the runner, unseen and uncounted.
 //
-// Windows fire and late data is handled as in Window: a window fires once,
-// when the watermark passes its end; an element that arrives after its
-// window expired (its end plus the allowed lateness) is not grouped but
-// counted (left_late, right_late) and, with ReportLate, returned in
-// Outputs.Late. With TrackFates, Outputs.Fates holds each element's fate:
-// OutcomeGrouped (in at least one Group) or OutcomeLate. Within
-// AllowedLateness (or beam.AllowedLateness on the inputs' windowing), a
-// late element adds a further Group of its window, a late pane: by
-// default it holds the values that arrived since the window's previous
-// Group (Beam's discarding panes); if the inputs are windowed with
-// beam.PanesAccumulate, it holds every value of the window so far. Groups
-// are placed back into windows as Window's records are. Counters:
-// left_in, left_grouped, left_late, and the same for right; groups_out.
-// CoGroup holds a key's values in state until their windows expire.
+// ReportLate or TrackFates choose the late-counting path, as in Window:
+// default trigger only; an element that arrives after its window expired
+// is not grouped but counted (left_late, right_late) and, with ReportLate,
+// returned in Outputs.Late; with TrackFates, Outputs.Fates holds each
+// element's fate: OutcomeGrouped (in at least one Group) or OutcomeLate.
+// Within the allowed lateness a late element adds a further Group of its
+// window. Counters: groups_out; on the late-counting path also left_in,
+// left_grouped, left_late, and the same for right.
 //
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // CoGroup panics on misuse; TryCoGroup returns the error.
@@ -83,42 +84,21 @@ func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 // TryCoGroup is CoGroup returning an error instead of panicking: for an
 // option CoGroup does not take, for inputs that are not PCollections of KV
 // pairs with the type arguments' key and value types, for inputs that are
-// windowed differently or with a trigger, and for types not registered
-// with RegisterTypes.
+// windowed differently, for a trigger other than the default with
+// ReportLate or TrackFates, and for types not registered with
+// RegisterTypes.
 func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
-	const op = "join.CoGroup"
-	s, cfg, err := windowedSetup[K, L, R](s, op, coGroupOptions, opts, left, right)
-	if err != nil {
-		return Outputs{}, err
-	}
-	out := reflect.TypeFor[Group[K, L, R]]()
-	if err := checkRegistered[K, L, R](op, cfg.windowedTypes(out, reflect.TypeFor[WindowLateElement[K, L, R]](), reflect.TypeFor[Fate[K]]())...); err != nil {
-		return Outputs{}, err
-	}
-	wd, err := buildWindowed(s, op, cfg, left, right, false, false, cfg.trackFates)
-	if err != nil {
-		return Outputs{}, err
-	}
-	fn := &groupPaneFn{Out: beam.EncodedType{T: out}, Left: wd.coders[Left], Right: wd.coders[Right]}
-	var outs Outputs
-	if outs.Records, err = wd.records(s.Scope("groups"), fn, out, beam.WType); err != nil {
-		return Outputs{}, err
-	}
-	return windowedExtras[K, L, R](s, wd, cfg, outs)
-}
-
-// windowedSetup is the setup that CoGroup and Window (named op) share:
-// their options checked, the inputs checked against the type arguments,
-// and the transform's scope.
-func windowedSetup[K, L, R any](s beam.Scope, op string, allowed setMask, opts []Option, left, right beam.PCollection) (beam.Scope, config, error) {
-	cfg, err := windowedConfig(op, allowed, opts)
-	if err != nil {
-		return s, cfg, err
-	}
-	if err := checkInputs[K, L, R](op, left, right); err != nil {
-		return s, cfg, err
-	}
-	return s.Scope(op), cfg, nil
+	out := beam.EncodedType{T: reflect.TypeFor[Group[K, L, R]]()}
+	return buildWindowedRoute[K, L, R](s, windowedRoute{
+		op:      "join.CoGroup",
+		allowed: coGroupOptions,
+		records: out.T,
+		grouped: func(config, [2]coders.Element) any { return &groupFn{Out: out} },
+		panes: func(_ config, values [2]coders.Element) any {
+			return &groupPaneFn{Out: out, Left: values[Left], Right: values[Right]}
+		},
+		groupedVar: beam.WType, panesVar: beam.WType,
+	}, opts, left, right)
 }
 
 // groupCounter counts the cogroup's records.
@@ -167,6 +147,42 @@ func (f *groupPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k b
 	g.Field(f.start).Set(reflect.ValueOf(time.UnixMilli(p.Start).UTC()))
 	g.Field(f.end).Set(reflect.ValueOf(time.UnixMilli(p.End).UTC()))
 	emit(et, g.Interface())
+	groupCounter.Inc(ctx, 1)
+	return nil
+}
+
+// groupFn turns one CoGroupByKey group into a Group.
+type groupFn struct {
+	Out beam.EncodedType
+
+	key, start, end int
+	values          [2]int // field indexes in Out, by side
+}
+
+func (f *groupFn) Setup() error {
+	t := f.Out.T
+	f.key, f.start, f.end = fieldIndex(t, "Key"), fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
+	f.values = [2]int{fieldIndex(t, "Left"), fieldIndex(t, "Right")}
+	return nil
+}
+
+func (f *groupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts func(*beam.Y) bool, rights func(*beam.Z) bool, emit func(beam.EventTime, beam.W)) error {
+	g := reflect.New(f.Out.T).Elem()
+	g.Field(f.key).Set(reflect.ValueOf(k))
+	vs := g.Field(f.values[Left])
+	var l beam.Y
+	for lefts(&l) {
+		vs.Set(reflect.Append(vs, valueOf(l, vs.Type().Elem())))
+	}
+	vs = g.Field(f.values[Right])
+	var r beam.Z
+	for rights(&r) {
+		vs.Set(reflect.Append(vs, valueOf(r, vs.Type().Elem())))
+	}
+	start, end := windowBounds(w)
+	g.Field(f.start).Set(reflect.ValueOf(start))
+	g.Field(f.end).Set(reflect.ValueOf(end))
+	emit(w.MaxTimestamp(), g.Interface())
 	groupCounter.Inc(ctx, 1)
 	return nil
 }

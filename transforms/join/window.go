@@ -17,6 +17,7 @@ import (
 
 func init() {
 	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.Y), error](&windowPaneFn{})
+	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*stampedValue) bool, func(*stampedValue) bool, func(beam.EventTime, beam.Y), error](&windowGroupFn{})
 	register.Emitter2[beam.EventTime, beam.Y]()
 }
 
@@ -59,42 +60,47 @@ type WindowResult[K, L, R any] struct {
 // whose window has a partner is only ever in pairs.
 //
 // Without the WindowInto option the inputs' own windowing is used, as set by
-// the caller with beam.WindowInto; both inputs must then be windowed alike,
-// with the default trigger. Fixed, sliding and session windows all work.
+// the caller with beam.WindowInto (window function, trigger, accumulation,
+// allowed lateness); both inputs must then be windowed alike. Fixed,
+// sliding, session and global windows all work.
 //
-// # When windows fire, and late data
+// # Windows, triggers and late data
 //
-// A window fires once, when the watermark passes its end, and every record
-// of that firing is timestamped with the window's max timestamp, so the
-// results of one window are on time downstream together. An element that
-// arrives after its window expired (the window's end plus the allowed
-// lateness has passed; by default lateness is zero, so: after the window
-// fired) is late: it is not joined, it is counted (left_late, right_late),
-// and, with ReportLate, returned in Outputs.Late with the window it missed.
-// With TrackFates, Outputs.Fates holds every element's fate: OutcomeMatched
+// By default the join groups both inputs with Beam's CoGroupByKey, so the
+// runner assigns and merges the windows (sessions merge across both
+// inputs), fires them by the inputs' trigger, accumulates or discards
+// panes, and applies the allowed lateness. Any trigger CoGroupByKey
+// accepts works. Each firing (pane) of a window gives the records of the
+// values in that pane: with discarding panes, Beam's default, a pair whose
+// values fell into different panes of a window is not made; with
+// beam.PanesAccumulate each pane repeats the earlier values, and so the
+// earlier pairs. Every record is in the window it was made in (a sliding
+// window's pairs in that sliding window, a session's in the merged
+// session) and timestamped with that window's max timestamp.
+// AllowedLateness(d) re-windows both inputs with allowed lateness d.
+//
+// An element that arrives beyond its window's allowed lateness is dropped
+// by the runner's GroupByKey, where no DoFn sees it; this path neither
+// counts nor reports it. ReportLate or TrackFates choose the late-counting
+// path instead: one stateful DoFn per key keeps each key's windows in
+// state, and reports each late element in Outputs.Late (with ReportLate),
+// with the window it missed, counts it (left_late, right_late), and with
+// TrackFates gives every element its Fate in Outputs.Fates: OutcomeMatched
 // (in at least one pair), OutcomeUnmatched (of an outer side, in no pair),
 // OutcomeExpired (of an inner side, in no pair) or OutcomeLate (too late
-// for every window it is in), once its last window expires.
-//
-// AllowedLateness(d), or beam.AllowedLateness on the inputs' windowing,
-// keeps a window's values for d after it fired. An element that arrives
-// in that time is late but allowed: it adds a late pane to its window,
-// whose records are the pairs of the new element with every value of the
-// other side the window holds (on time or late), or, if there are none and
-// its side is outer, an unmatched record for it. Records already emitted
-// stay: a value reported unmatched that a late partner reaches is then in a
-// pair too (as EmitImmediate does in Interval). A late pane's records carry
-// the window's max timestamp, so they are late downstream, as Beam's own
-// late panes are.
-//
-// A DoFn cannot read the watermark, so lateness is judged from the timer
-// firings that prove how far it has come on the element's key (exact for
-// a key whose windows fired before). An element on time is never judged
-// late. A late element on a key with no
-// firing yet to prove it (a new key, or one whose state was forgotten one
-// window length plus the allowed lateness after its last window expired)
-// may be taken for on time; its window then fires at once, behind the
-// watermark.
+// for every window it is in), once its last window expires. That path
+// takes the default trigger only: a window fires once, when the watermark
+// passes its end, and within the allowed lateness each late element adds
+// a late pane whose records are its pairs with every value of the other
+// side the window holds (or, alone and outer, its unmatched record). A
+// DoFn cannot read the watermark, so it judges lateness per key from the
+// timer firings that prove how far the watermark has come; an element on
+// time is never judged late, and a late element on a key with no such
+// firing (a new key, or one forgotten one window length plus the allowed
+// lateness after its last window) may be taken for on time. Its records
+// of sliding windows are in their own sliding window; those of a session
+// are in one window per joined session whose bounds are not the
+// session's (WindowStart and WindowEnd are): see docs/design/window.md.
 //
 // # What a window join cannot do
 //
@@ -118,24 +124,13 @@ type WindowResult[K, L, R any] struct {
 //
 // # How it runs
 //
-// Each side's values are tagged and encoded (one fused ParDo per side),
-// both are put in the global window and flattened, and one stateful DoFn
-// per key keeps them in a bag and fires each window with an event-time
-// timer; a fused DoFn then builds the records of each firing. Records are
-// put back into windows by their timestamp: into the window itself for
-// fixed windows and the global window; for sliding windows, which overlap,
-// into fixed windows of the period, one per sliding window; for sessions,
-// into sessions of the gap, which a downstream GroupByKey merges into one
-// per joined session. WindowStart and WindowEnd always name the joined
-// window. An arrival costs one bag append; a window's firing one read and,
-// when it emits or expires anything, a rewrite (clear and append).
-//
-// Counters (namespace "beamjoin"): left_in, right_in; each element's fate,
-// exactly one, once its windows expire: left_matched (in a pair),
-// left_unmatched (reported unmatched, never in a pair), left_expired (of
-// an inner side, never in a pair), left_late (too late for every window it
-// is in), and the same for right; pairs_out, left_unmatched_out and
-// right_unmatched_out count records.
+// By default: each value stamped with its event time, CoGroupByKey, and
+// one fused DoFn per group for the nested loop. Counters (namespace
+// "beamjoin"): pairs_out, left_unmatched_out, right_unmatched_out. The
+// late-counting path adds left_in, right_in and each element's fate,
+// exactly one, once its windows expire: left_matched, left_unmatched,
+// left_expired, left_late, and the same for right. Its cost is a bag
+// append and a timer set per element and a bag read per firing.
 //
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // Window panics on misuse; TryWindow returns the error.
@@ -150,44 +145,34 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // TryWindow is Window returning an error instead of panicking: for an option
 // Window does not take (Between and the interval join's other options), for
 // inputs that are not PCollections of KV pairs with the type arguments' key
-// and value types, for inputs that are windowed differently or with a
-// trigger, and for types not registered with RegisterTypes.
+// and value types, for inputs that are windowed differently, for a
+// trigger other than the default with ReportLate or TrackFates, and for
+// types not registered with RegisterTypes.
 func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
-	const op = "join.Window"
-	s, cfg, err := windowedSetup[K, L, R](s, op, windowOptions, opts, left, right)
-	if err != nil {
-		return Outputs{}, err
-	}
-	out := reflect.TypeFor[WindowResult[K, L, R]]()
-	if err := checkRegistered[K, L, R](op, cfg.windowedTypes(out, reflect.TypeFor[WindowLateElement[K, L, R]](), reflect.TypeFor[Fate[K]]())...); err != nil {
-		return Outputs{}, err
-	}
-	wd, err := buildWindowed(s, op, cfg, left, right, true, true, cfg.trackFates)
-	if err != nil {
-		return Outputs{}, err
-	}
-	fn := &windowPaneFn{
-		Type:  cfg.typ.core(),
-		Left:  wd.coders[Left],
-		Right: wd.coders[Right],
-		Out:   beam.EncodedType{T: out},
-	}
-	var outs Outputs
-	if outs.Records, err = wd.records(s.Scope("results"), fn, out, beam.YType); err != nil {
-		return Outputs{}, err
-	}
-	return windowedExtras[K, L, R](s, wd, cfg, outs)
+	return buildWindowedRoute[K, L, R](s, windowedRoute{
+		op:      "join.Window",
+		allowed: windowOptions,
+		records: reflect.TypeFor[WindowResult[K, L, R]](),
+		join:    true,
+		stamp:   true,
+		grouped: func(cfg config, values [2]coders.Element) any {
+			return &windowGroupFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
+		},
+		panes: func(cfg config, values [2]coders.Element) any {
+			return &windowPaneFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
+		},
+		groupedVar: beam.YType, panesVar: beam.YType,
+	}, opts, left, right)
 }
 
-// windowPaneFn builds the records of one firing of one window of a key
-// (a pane): the pairs with at least one value new in the pane, and, for an
-// outer side, each new value of the side whose window holds nothing of the
-// other side. Like tagFn it is not generic: the WindowResult type is a
-// field, bound to the output's universal type at construction.
-type windowPaneFn struct {
-	Type        match.Type
-	Left, Right coders.Element // the inputs' value coders
-	Out         beam.EncodedType
+// windowRecords makes the records of one pane of one window of a key, on
+// either path: the pairs with at least one value new in the pane, and, for
+// an outer side, each new value of the side when the pane holds nothing of
+// the other side. It is not generic: the WindowResult type is a field,
+// bound to the output's universal type at construction.
+type windowRecords struct {
+	Type match.Type
+	Out  beam.EncodedType
 
 	fields struct {
 		kind, key, time, start, end int
@@ -195,13 +180,12 @@ type windowPaneFn struct {
 	}
 }
 
-func (f *windowPaneFn) Setup() error {
-	if err := f.Left.Setup(); err != nil {
-		return err
-	}
-	if err := f.Right.Setup(); err != nil {
-		return err
-	}
+func newWindowRecords[K, L, R any](cfg config) windowRecords {
+	return windowRecords{Type: cfg.typ.core(), Out: beam.EncodedType{T: reflect.TypeFor[WindowResult[K, L, R]]()}}
+}
+
+// setup finds the fields of the record type.
+func (f *windowRecords) setup() {
 	t, fs := f.Out.T, &f.fields
 	fs.kind, fs.key, fs.time = fieldIndex(t, "Kind"), fieldIndex(t, "Key"), fieldIndex(t, "Time")
 	fs.start, fs.end = fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
@@ -209,7 +193,6 @@ func (f *windowPaneFn) Setup() error {
 		fs.value[s] = fieldIndex(t, sideField[s])
 		fs.valueTime[s] = fieldIndex(t, sideField[s]+"Time")
 	}
-	return nil
 }
 
 // windowRecordCounters count the window join's records.
@@ -229,24 +212,9 @@ type joinValue struct {
 	isNew bool
 }
 
-func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
-	entries, isNew, err := panes.DecodePane(p.Entries)
-	if err != nil {
-		return err
-	}
-	var sides [2][]joinValue
-	for i, e := range entries {
-		c := &f.Left
-		if e.Side == match.Right {
-			c = &f.Right
-		}
-		v, err := c.Decode(e.Value)
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", sideOf(e.Side), err)
-		}
-		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
-	}
-	start, end := time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC()
+// emit emits the records of a pane of key k's window [start, end), made
+// of sides, timestamped at (the window's max timestamp): the nested loop.
+func (f *windowRecords) emit(ctx context.Context, at beam.EventTime, k any, sides [2][]joinValue, start, end time.Time, emit func(beam.EventTime, beam.Y)) {
 	emitRecord := func(kind Kind, vs [2]*joinValue) {
 		out := reflect.New(f.Out.T).Elem()
 		out.Field(f.fields.kind).Set(reflect.ValueOf(kind))
@@ -257,10 +225,10 @@ func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k 
 				out.Field(f.fields.valueTime[s]).Set(reflect.ValueOf(v.time))
 			}
 		}
-		out.Field(f.fields.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+		out.Field(f.fields.time).Set(reflect.ValueOf(at.ToTime().UTC()))
 		out.Field(f.fields.start).Set(reflect.ValueOf(start))
 		out.Field(f.fields.end).Set(reflect.ValueOf(end))
-		emit(et, out.Interface())
+		emit(at, out.Interface())
 	}
 	lefts, rights := sides[Left], sides[Right]
 	for i := range lefts {
@@ -284,5 +252,76 @@ func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k 
 			}
 		}
 	}
+}
+
+// windowGroupFn makes the records of one CoGroupByKey group: one pane of
+// one window of a key, every value of which is new.
+type windowGroupFn struct {
+	windowRecords
+	Left, Right coders.Element // the inputs' value coders
+}
+
+func (f *windowGroupFn) Setup() error {
+	f.setup()
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	return f.Right.Setup()
+}
+
+func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts, rights func(*stampedValue) bool, emit func(beam.EventTime, beam.Y)) error {
+	var sides [2][]joinValue
+	var sv stampedValue
+	for side, next := range [2]func(*stampedValue) bool{Left: lefts, Right: rights} {
+		c := &f.Left
+		if side == int(Right) {
+			c = &f.Right
+		}
+		for next(&sv) {
+			v, err := c.Decode(sv.Value)
+			if err != nil {
+				return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", Side(side), err)
+			}
+			sides[side] = append(sides[side], joinValue{v: v, time: time.UnixMilli(sv.Time).UTC(), isNew: true})
+		}
+	}
+	start, end := windowBounds(w)
+	f.emit(ctx, w.MaxTimestamp(), k, sides, start, end, emit)
+	return nil
+}
+
+// windowPaneFn makes the records of a pane of the late-counting path,
+// whose entries say which values are new in it.
+type windowPaneFn struct {
+	windowRecords
+	Left, Right coders.Element // the inputs' value coders
+}
+
+func (f *windowPaneFn) Setup() error {
+	f.setup()
+	if err := f.Left.Setup(); err != nil {
+		return err
+	}
+	return f.Right.Setup()
+}
+
+func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
+	entries, isNew, err := panes.DecodePane(p.Entries)
+	if err != nil {
+		return err
+	}
+	var sides [2][]joinValue
+	for i, e := range entries {
+		c := &f.Left
+		if e.Side == match.Right {
+			c = &f.Right
+		}
+		v, err := c.Decode(e.Value)
+		if err != nil {
+			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", sideOf(e.Side), err)
+		}
+		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
+	}
+	f.emit(ctx, et, k, sides, time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC(), emit)
 	return nil
 }

@@ -1,9 +1,10 @@
 package join
 
-// This file holds what Window and CoGroup share: their late-element
-// record, how their windowing is resolved from the options and the
-// inputs, and the composite that runs their stateful DoFn (windowed_fn.go)
-// and puts its records back into windows.
+// This file holds what Window and CoGroup share: the composite that
+// chooses their path, the default path on Beam's CoGroupByKey, and the
+// late-counting path's composite, which runs their stateful DoFn
+// (windowed_fn.go) and puts its records back into windows; also their
+// late-element record.
 
 import (
 	"fmt"
@@ -11,13 +12,22 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window/trigger"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 )
+
+func init() {
+	register.DoFn4x1[beam.EventTime, beam.X, beam.Y, func(beam.X, stampedValue), error](&stampFn{})
+	register.Emitter2[beam.X, stampedValue]()
+	register.Iter1[stampedValue]()
+	register.Function4x0(ownWindowFn)
+	register.Emitter1[beam.Y]()
+}
 
 // WindowLateElement is an element that Window or CoGroup judged late for
 // one of its windows: it arrived after the window had expired (its end
@@ -37,7 +47,176 @@ type WindowLateElement[K, L, R any] struct {
 	WindowEnd   time.Time
 }
 
-// windowing is how a window join or cogroup windows its inputs: the
+// windowedRoute is what Window and CoGroup each bring to the composite
+// they share, buildWindowedRoute: their name, options and record type, and
+// the DoFns that make their records on each path.
+type windowedRoute struct {
+	op      string
+	allowed setMask
+	records reflect.Type // WindowResult[K,L,R] or Group[K,L,R]
+	join    bool         // a window join, whose elements' fates are matched, unmatched or expired
+	// stamp makes the grouped path carry each value with its event time
+	// (stampFn), which WindowResult reports and Group does not.
+	stamp bool
+	// grouped is the DoFn that makes the records of one CoGroupByKey
+	// group, emitting the universal type groupedVar; panes the DoFn that
+	// makes the records of the late-counting path's panes, emitting
+	// panesVar.
+	grouped              func(cfg config, values [2]coders.Element) any
+	panes                func(cfg config, values [2]coders.Element) any
+	groupedVar, panesVar reflect.Type
+}
+
+// buildWindowedRoute adds Window or CoGroup (route) to the pipeline. By
+// default it groups with Beam's CoGroupByKey, in the windows, triggers and
+// allowed lateness of the inputs as the runner applies them; with
+// ReportLate or TrackFates it runs the late-counting stateful DoFn
+// (windowed_fn.go) instead.
+func buildWindowedRoute[K, L, R any](s beam.Scope, route windowedRoute, opts []Option, left, right beam.PCollection) (Outputs, error) {
+	cfg, err := windowedConfig(route.op, route.allowed, opts)
+	if err != nil {
+		return Outputs{}, err
+	}
+	if err := checkInputs[K, L, R](route.op, left, right); err != nil {
+		return Outputs{}, err
+	}
+	s = s.Scope(route.op)
+	late, fate := reflect.TypeFor[WindowLateElement[K, L, R]](), reflect.TypeFor[Fate[K]]()
+	if err := checkRegistered[K, L, R](route.op, cfg.windowedTypes(route.records, late, fate)...); err != nil {
+		return Outputs{}, err
+	}
+	if !cfg.lateCounting() {
+		records, err := groupedRecords(s, route, cfg, left, right)
+		return Outputs{Records: records}, err
+	}
+	wd, err := buildWindowed(s, route.op, cfg, left, right, route.join, route.join, cfg.trackFates)
+	if err != nil {
+		return Outputs{}, err
+	}
+	var outs Outputs
+	if outs.Records, err = wd.records(s.Scope("records"), route.panes(cfg, wd.coders), route.records, route.panesVar); err != nil {
+		return Outputs{}, err
+	}
+	return windowedExtras[K, L, R](s, wd, cfg, outs)
+}
+
+// lateCounting reports whether Window or CoGroup runs the late-counting
+// path: ReportLate or TrackFates asks for what only it can see.
+func (c config) lateCounting() bool { return c.reportLate || c.trackFates }
+
+// groupedRecords is the default path of Window and CoGroup: both inputs
+// windowed as the caller or the options say, grouped by Beam's
+// CoGroupByKey, and each group turned into records by route.grouped.
+func groupedRecords(s beam.Scope, route windowedRoute, cfg config, left, right beam.PCollection) (beam.PCollection, error) {
+	fail := func(err error) (beam.PCollection, error) {
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", route.op, err)
+	}
+	if cfg.window == nil {
+		if err := checkAlike(route.op, left, right); err != nil {
+			return beam.PCollection{}, err
+		}
+	}
+	cols := [2]beam.PCollection{Left: left, Right: right}
+	var values [2]coders.Element
+	for side, col := range cols {
+		ss := s.Scope(Side(side).String())
+		var err error
+		if values[side], err = coders.KVValue(col); err != nil {
+			return fail(err)
+		}
+		if cols[side], err = windowInput(ss, cfg, col); err != nil {
+			return fail(err)
+		}
+		if route.stamp {
+			out, err := beam.TryParDo(ss, &stampFn{Value: values[side]}, cols[side])
+			if err != nil {
+				return fail(err)
+			}
+			cols[side] = out[0]
+		}
+	}
+	grouped, err := beam.TryCoGroupByKey(s, cols[Left], cols[Right])
+	if err != nil {
+		return fail(err)
+	}
+	records, err := beam.TryParDo(s.Scope("records"), route.grouped(cfg, values), grouped, beam.TypeDefinition{Var: route.groupedVar, T: route.records})
+	if err != nil {
+		return fail(err)
+	}
+	return records[0], nil
+}
+
+// checkAlike reports inputs that are windowed differently, naming both
+// windowings: CoGroupByKey groups both in one windowing.
+func checkAlike(op string, left, right beam.PCollection) error {
+	lw, rw := left.WindowingStrategy(), right.WindowingStrategy()
+	if !sameWindowing(lw, rw) {
+		return fmt.Errorf("beamjoin: %s: the left input is windowed by %s and the right by %s: window both alike with beam.WindowInto, or pass join.WindowInto",
+			op, describeWindowing(lw), describeWindowing(rw))
+	}
+	return nil
+}
+
+// windowInput applies the options' windowing to col, one input of the
+// grouped path: WindowInto's window function (with the default trigger,
+// as beam.WindowInto gives it), and AllowedLateness over the window
+// function, trigger and accumulation col already has. Without either,
+// col keeps the windowing the caller gave it.
+func windowInput(s beam.Scope, cfg config, col beam.PCollection) (beam.PCollection, error) {
+	var opts []beam.WindowIntoOption
+	if cfg.set&setLateness != 0 {
+		opts = append(opts, beam.AllowedLateness(cfg.lateness))
+	}
+	if cfg.window != nil {
+		return beam.TryWindowInto(s, cfg.window, col, opts...)
+	}
+	if len(opts) == 0 {
+		return col, nil
+	}
+	ws := col.WindowingStrategy()
+	if ws.Trigger != nil {
+		opts = append(opts, beam.Trigger(ws.Trigger))
+	}
+	if accumulation(ws) == window.Accumulating {
+		opts = append(opts, beam.PanesAccumulate())
+	}
+	return beam.TryWindowInto(s, ws.Fn, col, opts...)
+}
+
+// stampedValue is a value of the grouped path with its event time, which
+// CoGroupByKey does not keep: the value encoded by its input's coder.
+type stampedValue struct {
+	Time  int64 // milliseconds since the Unix epoch
+	Value []byte
+}
+
+// stampFn carries each value's event time into its group.
+type stampFn struct {
+	Value coders.Element
+}
+
+func (f *stampFn) Setup() error { return f.Value.Setup() }
+
+func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y, emit func(beam.X, stampedValue)) error {
+	b, err := f.Value.Encode(v)
+	if err != nil {
+		return err
+	}
+	emit(k, stampedValue{Time: et.Milliseconds(), Value: b})
+	return nil
+}
+
+// windowBounds are w's bounds, [start, end): an interval window's own, or,
+// for the global window, Beam's minimum timestamp and just past the end of
+// the global window, as the late-counting path writes them.
+func windowBounds(w beam.Window) (start, end time.Time) {
+	if iw, ok := w.(window.IntervalWindow); ok {
+		return iw.Start.ToTime().UTC(), iw.End.ToTime().UTC()
+	}
+	return mtime.MinTimestamp.ToTime().UTC(), mtime.EndOfGlobalWindowTime.ToTime().Add(time.Millisecond).UTC()
+}
+
+// windowing is how the late-counting path windows its inputs: the
 // window function, the allowed lateness and whether later panes of a
 // window repeat its earlier values (beam.PanesAccumulate).
 type windowing struct {
@@ -46,33 +225,25 @@ type windowing struct {
 	accumulate bool
 }
 
-// resolveWindowing returns the windowing of a window join or cogroup
-// (named op): WindowInto's window function if given, else the inputs' own
-// windowing, which must then be alike on both sides and use the default
-// trigger. AllowedLateness, if given, overrides the inputs' lateness.
+// resolveWindowing returns the windowing of the late-counting path of a
+// window join or cogroup (named op): WindowInto's window function if
+// given, else the inputs' own windowing, which must then be alike on both
+// sides and use the default trigger, the only one the stateful DoFn
+// implements. AllowedLateness, if given, overrides the inputs' lateness.
 func resolveWindowing(op string, cfg config, left, right beam.PCollection) (windowing, error) {
 	w := windowing{fn: cfg.window}
 	if w.fn == nil {
-		lw, rw := left.WindowingStrategy(), right.WindowingStrategy()
-		if !lw.Equals(rw) {
-			return w, fmt.Errorf("beamjoin: %s: the left input is windowed by %s and the right by %s: window both alike with beam.WindowInto, or pass join.WindowInto",
-				op, windowFnName(lw.Fn), windowFnName(rw.Fn))
+		if err := checkAlike(op, left, right); err != nil {
+			return w, err
 		}
-		if lw.AllowedLateness != rw.AllowedLateness || lw.AccumulationMode != rw.AccumulationMode {
-			return w, fmt.Errorf("beamjoin: %s: the inputs' windowing differs in allowed lateness (left %v, right %v) or accumulation mode (left %s, right %s): window both alike, or pass join.WindowInto",
-				op, time.Duration(lw.AllowedLateness)*time.Millisecond, time.Duration(rw.AllowedLateness)*time.Millisecond, lw.AccumulationMode, rw.AccumulationMode)
-		}
-		for _, ws := range []*window.WindowingStrategy{lw, rw} {
-			switch ws.Trigger.(type) {
-			case trigger.DefaultTrigger, *trigger.DefaultTrigger, nil:
-			default:
-				return w, fmt.Errorf("beamjoin: %s: the inputs' trigger %v is not supported: a window fires once when the watermark passes its end, and again for elements that arrive later within the allowed lateness (join.AllowedLateness)",
-					op, ws.Trigger)
-			}
+		lw := left.WindowingStrategy()
+		if t := triggerName(lw); t != "" {
+			return w, fmt.Errorf("beamjoin: %s: the inputs' trigger %s is not supported with ReportLate or TrackFates: the late-counting path fires a window once when the watermark passes its end, and again for elements that arrive later within the allowed lateness (join.AllowedLateness); without ReportLate and TrackFates, any trigger works",
+				op, t)
 		}
 		w.fn = lw.Fn
 		w.lateness = time.Duration(lw.AllowedLateness) * time.Millisecond
-		w.accumulate = lw.AccumulationMode == window.Accumulating
+		w.accumulate = accumulation(lw) == window.Accumulating
 	}
 	if cfg.set&setLateness != 0 {
 		w.lateness = cfg.lateness
@@ -95,20 +266,30 @@ func (w windowing) rules() panes.Rules {
 }
 
 // outputFn is the window function that places each record of a pane, by
-// its timestamp (the window's max timestamp), in a window that holds the
-// records of that window only: the window itself for fixed and global
-// windows; for sliding windows, which overlap, a fixed window of the
-// period; for sessions, a session of the gap, which merges downstream
-// into one per joined session. nil means the records stay where they are
-// (the global window).
+// its timestamp (the window's max timestamp), back into windows: the
+// window itself for fixed and global windows; for sliding windows, every
+// sliding window that holds the timestamp, of which ownWindowFn keeps the
+// record's own (the one the timestamp is the max timestamp of); for
+// sessions, a session of the gap starting at the timestamp, which merges
+// downstream into one per joined session but does not have its bounds
+// (no window function of the Go SDK can give it those). nil means the
+// records stay where they are (the global window).
 func (w windowing) outputFn() *window.Fn {
 	switch w.fn.Kind {
-	case window.FixedWindows, window.Sessions:
+	case window.FixedWindows, window.Sessions, window.SlidingWindows:
 		return w.fn
-	case window.SlidingWindows:
-		return window.NewFixedWindows(w.fn.Period)
 	}
 	return nil
+}
+
+// ownWindowFn keeps a record of a sliding window join or cogroup only in
+// the window whose max timestamp is its timestamp: the window it was made
+// in. Assigned to sliding windows by its timestamp, it is also in the
+// later windows that overlap that one.
+func ownWindowFn(w beam.Window, et beam.EventTime, v beam.Y, emit func(beam.Y)) {
+	if w.MaxTimestamp() == et {
+		emit(v)
+	}
 }
 
 // windowed is a window join or cogroup being built: its inputs' value
@@ -145,8 +326,14 @@ func buildWindowed(s beam.Scope, op string, cfg config, left, right beam.PCollec
 	// The inputs are in their own windows; the DoFn keeps its own, so that
 	// it can see an element that arrives after its window has gone.
 	for side := range tagged {
-		if tagged[side].WindowingStrategy().Fn.Kind == window.GlobalWindows {
+		fn := tagged[side].WindowingStrategy().Fn
+		if fn.Kind == window.GlobalWindows {
 			continue
+		}
+		if fn.Kind == window.SlidingWindows && fn.Size > fn.Period {
+			// The runner may have made an element one copy per sliding
+			// window; the DoFn assigns windows itself and wants one.
+			tagged[side] = beam.ParDo(s.Scope("firstCopy"), &firstCopyFn{Size: fn.Size.Milliseconds(), Period: fn.Period.Milliseconds()}, tagged[side])
 		}
 		if tagged[side], err = beam.TryWindowInto(s.Scope("global"), window.NewGlobalWindows(), tagged[side]); err != nil {
 			return nil, fmt.Errorf("beamjoin: %s: %w", op, err)
@@ -186,6 +373,13 @@ func (wd *windowed) records(s beam.Scope, fn any, out, typeVar reflect.Type) (be
 		// downstream GroupByKey keeps late panes, as after Beam's own.
 		if records[0], err = beam.TryWindowInto(s.Scope("rewindow"), ofn, records[0], beam.AllowedLateness(wd.windowing.lateness)); err != nil {
 			return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+		}
+		if ofn.Kind == window.SlidingWindows {
+			own, err := beam.TryParDo(s.Scope("ownWindow"), ownWindowFn, records[0])
+			if err != nil {
+				return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+			}
+			records[0] = own[0]
 		}
 	}
 	return records[0], nil
