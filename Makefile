@@ -6,7 +6,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose concurrency the race detector checks on every `make test`.
 RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/... ./pipelines/jsonl/...
 
-.PHONY: run test lint bench fuzz stress tools sqlite-late
+.PHONY: run test lint bench fuzz stress tools sqlite-late nexmark
 
 # The main job: reconcile the sample orders and payments on Prism, in
 # process. A payment belongs to an order if it comes 0-15 min after it; a
@@ -87,3 +87,10 @@ sqlite-late:
 # the runner guarantees. Not part of `make test`.
 stress:
 	GO=$(GO) scripts/stress.sh
+
+# Nexmark's join queries (issue 30; docs/nexmark.md): Q3, Q8 and winning
+# bids on NEXMARK_EVENTS generated events (default 1,000,000), each
+# checked against SQLite, then beamjoin vs the SDK-only versions and the
+# streaming peak RSS at 100k and 1M events (scripts/nexmark.sh).
+nexmark:
+	GO=$(GO) scripts/nexmark.sh

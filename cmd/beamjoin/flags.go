@@ -70,6 +70,10 @@ type cmdFlags struct {
 
 	// window, cogroup
 	size, slide, gap durationFlag
+
+	// asof (asof.go)
+	maxAge durationFlag
+	strict *bool
 }
 
 // register defines op's flags on fs.
@@ -110,6 +114,11 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		dur(&f.allowedLateness, "allowed-lateness", "keep elements `DUR` longer than the bounds need, so that later arrivals still join (default 0)")
 		f.maxBuffered = fs.Int("max-buffered-per-key", 0, "cap of `N` elements a key buffers on both sides together; the oldest are evicted (default 0: no cap)")
 		f.mine = append(f.mine, "max-buffered-per-key")
+	case jsonjoin.AsOf:
+		text(&f.typ, "type", join.Inner, "join `TYPE`: inner, or left (an order with no valid version is written unmatched)")
+		text(&f.emit, "emit", join.EmitFinal, "`MODE` of writing a left object's record: final (once no version at or before its time can still come) or retract (at once, retracted when a later-arriving version supersedes it)")
+		dur(&f.maxAge, "max-age", "accept only versions at most `DUR` older than the left object (inclusive; default: any age)")
+		boolean(&f.strict, "strict", "accept only versions strictly before the left object's time")
 	case jsonjoin.Window:
 		text(&f.typ, "type", join.Inner, "join `TYPE`: inner, left, right or full")
 		fallthrough
@@ -162,6 +171,9 @@ func (f *cmdFlags) config() (jsonjoin.Config, error) {
 	switch f.op {
 	case jsonjoin.Interval:
 		return c, f.interval(&c)
+	case jsonjoin.AsOf:
+		f.asof(&c)
+		return c, nil
 	default:
 		return c, f.windows(&c)
 	}
@@ -266,6 +278,9 @@ func (f *cmdFlags) configError(err error) error {
 			given = append(given, "--upper-exclusive")
 		}
 		want = "a right element joins a left one iff lower <= ts(right) - ts(left) <= upper; e.g. --lower 0 --upper 15m"
+	case "MaxAge":
+		show("max-age", f.maxAge)
+		want = "a version joins a left object at t only if t - max age <= its time; e.g. --max-age 24h"
 	case "AllowedLateness":
 		show("allowed-lateness", f.allowedLateness)
 		want = "e.g. --allowed-lateness 1m"

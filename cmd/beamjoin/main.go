@@ -6,6 +6,7 @@
 //	beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
 //	beamjoin window   --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
 //	beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+//	beamjoin asof     --left FILE --right FILE --key F --time F [--max-age DUR] [--strict] [flags]
 //
 // For example, the orders with no payment 0 to 15 minutes after them:
 //
@@ -71,7 +72,7 @@ func run(args []string) int {
 			return fail(usagef("%v (run 'beamjoin help')", err))
 		}
 		beam.Init() // in worker mode, runs the worker and never returns
-		return fail(usagef("no subcommand: give interval, window or cogroup (run 'beamjoin help')"))
+		return fail(usagef("no subcommand: give interval, window, cogroup or asof (run 'beamjoin help')"))
 	}
 
 	name, args := args[0], args[1:]
@@ -82,9 +83,11 @@ func run(args []string) int {
 		return pubsubFake(args)
 	case "publish":
 		return publish(args)
-	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup):
+	case "nexmark":
+		return nexmarkCommand(args)
+	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf):
 	default:
-		return fail(usagef("unknown subcommand %q: give interval, window or cogroup (run 'beamjoin help')", name))
+		return fail(usagef("unknown subcommand %q: give interval, window, cogroup or asof (run 'beamjoin help')", name))
 	}
 	op := jsonjoin.Op(name)
 	fs.Init("beamjoin "+name, flag.ContinueOnError)

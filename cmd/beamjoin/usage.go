@@ -18,16 +18,20 @@ Usage:
   beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
   beamjoin window   --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
   beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
+  beamjoin asof     --left FILE --right FILE --key F --time F [--max-age DUR] [--strict] [flags]
   beamjoin pubsub-fake [--port N] [--topic projects/P/topics/T]...
   beamjoin publish --topic projects/P/topics/T --time FIELD FILE...
-  beamjoin help [interval | window | cogroup | beam]
+  beamjoin nexmark generate|run ...   (beamjoin nexmark help)
+  beamjoin help [interval | window | cogroup | asof | beam]
 
 Subcommands:
   interval  pairs whose times satisfy lower <= ts(right) - ts(left) <= upper
   window    pairs per key and window (fixed, sliding or session windows)
   cogroup   all left and all right objects per key and window
+  asof      each left object with the right version of its key valid at its time
   pubsub-fake  a Pub/Sub emulator on loopback, for streaming joins on one machine
   publish      send a JSON-lines file to a Pub/Sub topic
+  nexmark      Nexmark events, and its join queries Q3, Q8, winning bids on them
 
 Example: the orders with no payment 0 to 15 minutes after them
   beamjoin interval --left testdata/orders.jsonl --right testdata/payments.jsonl \
@@ -192,7 +196,7 @@ func help(args []string) int {
 		return 0
 	}
 	switch args[0] {
-	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup):
+	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf):
 		printUsage(os.Stdout, register(flag.CommandLine, jsonjoin.Op(args[0])))
 		return 0
 	case "beam":
@@ -202,5 +206,5 @@ func help(args []string) int {
 		printFlags(os.Stdout, names)
 		return 0
 	}
-	return fail(usagef("help %s: no such topic; give interval, window, cogroup or beam", args[0]))
+	return fail(usagef("help %s: no such topic; give interval, window, cogroup, asof or beam", args[0]))
 }

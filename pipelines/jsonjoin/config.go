@@ -22,6 +22,9 @@ const (
 	Window Op = "window"
 	// CoGroup is join.CoGroup: all values of both inputs per key and window.
 	CoGroup Op = "cogroup"
+	// AsOf is join.AsOf: each left line joined with the right line of its
+	// key that is the version valid at its time (asof.go).
+	AsOf Op = "asof"
 )
 
 // Input is one side of a join: JSON-lines files (a name or a glob) and
@@ -47,8 +50,18 @@ type Config struct {
 	AllowedLateness                time.Duration
 	MaxBufferedPerKey              int
 
-	// Interval and Window: the join type (the zero value is join.Inner).
+	// Interval, Window and AsOf: the join type (the zero value is
+	// join.Inner). Interval and AsOf: the emission mode; for AsOf,
+	// EmitFinal or EmitRetract, and the zero value, EmitImmediate, is
+	// EmitFinal.
 	Type join.Type
+
+	// AsOf only: with LimitAge, a version more than MaxAge older than the
+	// left line is not valid (join.MaxAge); with Strict, a version at the
+	// left line's own time is not either (join.Strict).
+	MaxAge   time.Duration
+	LimitAge bool
+	Strict   bool
 
 	// Window and CoGroup: fixed windows of Size, sliding by Slide when it
 	// is set, or, with Gap instead of Size, session windows.
@@ -141,7 +154,7 @@ func invalid(field, what, reason string) *FieldError {
 func (c Config) Validate() error {
 	check, ok := checks[c.Op]
 	if !ok {
-		return invalid("Op", "", fmt.Sprintf("unknown operation %q (want interval, window or cogroup)", c.Op))
+		return invalid("Op", "", fmt.Sprintf("unknown operation %q (want interval, window, cogroup or asof)", c.Op))
 	}
 	for _, in := range []struct {
 		side, field string
@@ -153,6 +166,15 @@ func (c Config) Validate() error {
 	}
 	if err := c.checkPubSub(); err != nil {
 		return err
+	}
+	if c.Op == AsOf {
+		return c.validateAsOf(check)
+	}
+	switch {
+	case c.MaxAge != 0 || c.LimitAge:
+		return invalid("MaxAge", "", fmt.Sprintf("%s takes no max age: it is the as-of join's", c.Op))
+	case c.Strict:
+		return invalid("Strict", "", fmt.Sprintf("%s takes no strictness: it is the as-of join's", c.Op))
 	}
 	if c.Op == Interval {
 		switch {
@@ -204,11 +226,14 @@ var checks = map[Op]func(...join.Option) error{
 	Interval: join.RouteInterval.Check,
 	Window:   join.RouteWindow.Check,
 	CoGroup:  join.RouteCoGroup.Check,
+	AsOf:     join.RouteAsOf.Check,
 }
 
 // joinOptions returns the options of the join that c describes.
 func (c Config) joinOptions() []join.Option {
 	switch c.Op {
+	case AsOf:
+		return c.asofOptions()
 	case Window, CoGroup:
 		opts := []join.Option{join.WindowInto(c.windowFn())}
 		if c.Op == Window {

@@ -70,6 +70,9 @@ func (c Config) readFiles(s beam.Scope, srcs []jsonl.Source) (records, late, dea
 			side = join.Right
 		}
 		srcs[i].JudgeLate = true
+		if c.Op == AsOf {
+			continue // asofLateBehind: 0
+		}
 		if srcs[i].LateBehind, err = join.LateBehind(side, c.joinOptions()...); err != nil {
 			return nil, nil, nil, err
 		}
@@ -100,6 +103,8 @@ func (c Config) source(side string, in Input) jsonl.Source {
 func (c Config) watermarkStep() time.Duration {
 	span := c.Upper - c.Lower + c.AllowedLateness
 	switch {
+	case c.Op == AsOf:
+		span = asofSpan(c.WatermarkLag)
 	case c.Op != Interval && c.Gap != 0:
 		span = c.Gap
 	case c.Op != Interval && c.Slide != 0:

@@ -74,15 +74,12 @@ func Build(s beam.Scope, c Config) error {
 		if err != nil {
 			return err
 		}
-		results, late := joined.Records, joined.Late
-		out = beam.ParDo(s, FormatResult, results)
-		counts = append(counts, beam.ParDo(s, &countResultFn{counter: counter{Hub: c.hub}}, global(s, results)), beam.ParDo(s, &countLateFn{}, global(s, late)))
-		lateLines, readerCounts := c.withReaderLate(s, beam.ParDo(s, FormatLate, late), left, right)
-		counts = append(counts, readerCounts...)
-		if c.Late != "" {
-			if err := write(s.Scope("late"), c.Late, lateLines); err != nil {
-				return err
-			}
+		if out, err = c.writeJoined(s, joined, left, right, &counts); err != nil {
+			return err
+		}
+	case AsOf:
+		if out, err = c.buildAsOf(s, left, right, &counts); err != nil {
+			return err
 		}
 	case Window:
 		joined, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left.Records, right.Records, append(opts, join.ReportLate(), join.TrackFates())...)

@@ -28,9 +28,9 @@ func init() {
 const countReaderLate = jsonl.ReaderLate
 
 // judgesLate says whether the reader of c's files judges lateness: for an
-// interval join of replayed files. (A window join's lateness depends on
-// the window, which the reader does not know.)
-func (c Config) judgesLate() bool { return c.Op == Interval && c.Replay }
+// interval or as-of join of replayed files. (A window join's lateness
+// depends on the window, which the reader does not know.)
+func (c Config) judgesLate() bool { return (c.Op == Interval || c.Op == AsOf) && c.Replay }
 
 // withReaderLate adds to lines, the join's late records formatted, the
 // late records of each side that the reader judged (input.ReaderLate, when

@@ -104,6 +104,7 @@ var (
 		Interval: {"pairs_out", "retractions_out", "left_unmatched_out", "right_unmatched_out", "left_late_out", "right_late_out"},
 		Window:   {"pairs_out", "left_unmatched_out", "right_unmatched_out"},
 		CoGroup:  {"groups_out"},
+		AsOf:     {"pairs_out", "retractions_out", "left_unmatched_out", "left_late_out", "right_late_out"},
 	}
 )
 

@@ -131,8 +131,30 @@ type ackLog struct {
 	key string
 
 	mu    sync.Mutex
-	ids   []string // message IDs, one per ack ID received
-	early []string // message IDs acknowledged before a test DoFn saw them
+	ids   []string        // message IDs, one per ack ID received
+	early []string        // message IDs acknowledged before a test DoFn saw them
+	lose  map[string]bool // message IDs whose next acknowledgement is lost
+	lost  []string        // the ack IDs of the lost acknowledgements
+}
+
+// loseNextAck makes the server drop the next acknowledgement of each of
+// the messages ids, as if it never arrived.
+func (a *ackLog) loseNextAck(ids ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lose == nil {
+		a.lose = map[string]bool{}
+	}
+	for _, id := range ids {
+		a.lose[id] = true
+	}
+}
+
+// lostAcks returns the ack IDs whose acknowledgement was dropped.
+func (a *ackLog) lostAcks() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.lost...)
 }
 
 // React records an Acknowledge request and lets the server handle it. It
@@ -144,13 +166,22 @@ func (a *ackLog) React(req any) (bool, any, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	kept := r.AckIds[:0:0]
 	for _, id := range r.AckIds {
 		msg := id[:strings.LastIndex(id, ":")] // pstest ack IDs are "MESSAGE:DELIVERY"
+		if a.lose[msg] {
+			// The server sees the request without it.
+			delete(a.lose, msg)
+			a.lost = append(a.lost, id)
+			continue
+		}
+		kept = append(kept, id)
 		a.ids = append(a.ids, msg)
 		if !registry.saw(a.key, msg) {
 			a.early = append(a.early, msg)
 		}
 	}
+	r.AckIds = kept
 	return false, nil, nil
 }
 

@@ -14,9 +14,18 @@ import (
 // Read reads it.
 const DefaultTimeAttribute = "event_time"
 
+// DefaultIDAttribute is the message attribute in which `beamjoin publish`
+// gives each message an ID of its own, for IDAttribute.
+const DefaultIDAttribute = "record_id"
+
 // DefaultIdleAfter is how long a subscription must go without a message
 // before Read's watermark moves on its own (see IdleAfter).
 const DefaultIdleAfter = 10 * time.Second
+
+// DefaultDedupWindow is how long Read remembers a message's ID when no
+// DeduplicateFor option says otherwise: ten minutes, as Dataflow's own
+// Pub/Sub source.
+const DefaultDedupWindow = 10 * time.Minute
 
 // An Option configures Read or Write. Options are made by the functions of
 // this package; each says which of the two it applies to, and giving one to
@@ -36,10 +45,12 @@ type config struct {
 	timeChosen    bool // an option chose where event time is
 	lag           time.Duration
 	idleAfter     time.Duration
+	idAttribute   string
+	dedupWindow   time.Duration // zero: duplicates are kept
 }
 
 func defaultConfig() config {
-	return config{timeAttribute: DefaultTimeAttribute, idleAfter: DefaultIdleAfter}
+	return config{timeAttribute: DefaultTimeAttribute, idleAfter: DefaultIdleAfter, dedupWindow: DefaultDedupWindow}
 }
 
 // Name sets the prefix of Read's counters (namespace "beamjoin"):
@@ -119,6 +130,49 @@ func IdleAfter(d time.Duration) Option {
 			return fmt.Errorf("idle time %v must be a positive whole number of milliseconds", d)
 		}
 		c.idleAfter = d
+		return nil
+	}}
+}
+
+// IDAttribute makes Read de-duplicate messages by the value of the
+// attribute name, which the publisher sets (`beamjoin publish` sets
+// DefaultIDAttribute), instead of by message ID: two messages with the same
+// value within the de-duplication window are one, even when they were
+// published twice. A message without the attribute, or with an empty one,
+// is de-duplicated by its message ID.
+func IDAttribute(name string) Option {
+	return Option{name: "IDAttribute", read: true, set: func(c *config) error {
+		if name == "" {
+			return fmt.Errorf("the ID attribute name is empty")
+		}
+		c.idAttribute = name
+		return nil
+	}}
+}
+
+// DeduplicateFor sets Read's de-duplication window: a message's ID is
+// remembered until the watermark passes the message's event time plus d,
+// and a message with a remembered ID is dropped and counted
+// (NAME_duplicates). It defaults to DefaultDedupWindow. The memory is
+// Beam state kept by the runner: one small entry per ID read within the
+// window, so about the message rate times d (see docs/pubsub.md).
+func DeduplicateFor(d time.Duration) Option {
+	return Option{name: "DeduplicateFor", read: true, set: func(c *config) error {
+		if d <= 0 || d%time.Millisecond != 0 {
+			return fmt.Errorf("de-duplication window %v must be a positive whole number of milliseconds (KeepDuplicates turns de-duplication off)", d)
+		}
+		c.dedupWindow = d
+		return nil
+	}}
+}
+
+// KeepDuplicates turns Read's de-duplication off: a redelivered message is
+// emitted again, and makes duplicate records downstream. It saves the
+// de-duplication's state calls (a read and an append per message) where
+// the pipeline tolerates duplicates or removes them itself.
+func KeepDuplicates() Option {
+	return Option{name: "KeepDuplicates", read: true, set: func(c *config) error {
+		c.dedupWindow = 0
 		return nil
 	}}
 }

@@ -91,6 +91,9 @@ func TryRead(s beam.Scope, subscription string, opts ...Option) (messages, deadL
 		IdleMillis:   c.idleAfter.Milliseconds(),
 	}
 	messages, deadLetters = beam.ParDo2(s, fn, beam.Impulse(s))
+	if c.dedupWindow > 0 {
+		messages = deduplicate(s, c.name, c.idAttribute, c.dedupWindow, messages)
+	}
 	return messages, deadLetters, nil
 }
 

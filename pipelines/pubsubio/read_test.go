@@ -44,8 +44,8 @@ func TestReadOrdersAndPayments(t *testing.T) {
 	published := func(id string) int64 { return f.srv.Message(id).PublishTime.UnixMilli() }
 
 	p, s := beam.NewPipelineWithRoot()
-	o, oBad := pubsubio.Read(s, ordersSub, pubsubio.Name("left"))
-	pay, payBad := pubsubio.Read(s, paymentsSub, pubsubio.Name("right"))
+	o, oBad := pubsubio.Read(s, ordersSub, pubsubio.Name("left"), fused)
+	pay, payBad := pubsubio.Read(s, paymentsSub, pubsubio.Name("right"), fused)
 	// Each collector is fused with its Read, in the same bundle, so a
 	// message's acknowledgement must come after the collector saw it.
 	for _, c := range []beam.PCollection{o, pay} {
@@ -106,6 +106,13 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
+// fused is the option of the tests of Read's acknowledgements: without
+// de-duplication, whose stateful stage comes after the read, a test's
+// collector runs fused with the read, in the bundle that pulled the
+// message, so an acknowledgement that comes before the collector saw the
+// message came before its bundle was committed (ackLog's early check).
+var fused = pubsubio.KeepDuplicates()
+
 // at is the attributes of a message whose event time is ms.
 func at(ms string) map[string]string { return map[string]string{pubsubio.DefaultTimeAttribute: ms} }
 
@@ -134,7 +141,7 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, bad := pubsubio.Read(s, sub)
+	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, failFn{}, msgs)
 	drain(s, bad)
 	err := start(p).wait(t)
@@ -146,7 +153,7 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	}
 
 	p, s = beam.NewPipelineWithRoot()
-	msgs, bad = pubsubio.Read(s, sub)
+	msgs, bad = pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
 	run := start(p)
@@ -209,7 +216,7 @@ func TestReadFailureMidStreamIsRedelivered(t *testing.T) {
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, bad := pubsubio.Read(s, sub)
+	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &failOnFn{Key: key, Poison: "poison"}, msgs)
 	drain(s, bad)
 	run := start(p)
@@ -246,7 +253,7 @@ func TestReadFailureMidStreamIsRedelivered(t *testing.T) {
 	}
 
 	p, s = beam.NewPipelineWithRoot()
-	msgs, bad = pubsubio.Read(s, sub)
+	msgs, bad = pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
 	run = start(p)
@@ -380,7 +387,7 @@ func TestReadExtendsDeadlinesOfSlowBundle(t *testing.T) {
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, bad := pubsubio.Read(s, sub)
+	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &holdFn{Key: key}, msgs)
 	drain(s, bad)
 	run := start(p)
@@ -429,7 +436,7 @@ func TestReadAcksEveryWave(t *testing.T) {
 	sub := f.subscription(t, topic, "orders-join")
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, bad := pubsubio.Read(s, sub)
+	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
 	run := start(p)
@@ -477,7 +484,7 @@ func TestReadTimeField(t *testing.T) {
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, bad := pubsubio.Read(s, sub, pubsubio.TimeField("meta.ts"))
+	msgs, bad := pubsubio.Read(s, sub, pubsubio.TimeField("meta.ts"), fused)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	beam.ParDo0(s, &collectDeadFn{Key: key}, bad)
 	drain(s, bad)

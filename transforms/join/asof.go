@@ -96,7 +96,7 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 	} else {
 		raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, in.Tagged)
 	}
-	return in.outputs(s, raw, rawLate), nil
+	return in.outputs(s, raw, rawLate, 0), nil
 }
 
 // MaxAge makes AsOf join a left element at t only with a version at most

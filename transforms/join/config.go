@@ -22,13 +22,14 @@ type config struct {
 	lateness     time.Duration
 	maxBuffered  int
 	cleanupEvery time.Duration
-	keyMemory    int
+	horizon      time.Duration // ProgressHorizon
 	bucketAbove  int
 	window       *window.Fn
 	layout       *layout       // tests and benchmarks only: a forced state layout
 	noCache      bool          // tests and benchmarks only: no bundle cache
 	cacheBytes   int64         // BundleCacheBytes (interval_cache.go); 0: the default
 	bounded      bool          // the bounded-input path (interval_bounded.go)
+	bucketWidth  time.Duration // BoundedBucket; 0: the default
 	reportLate   bool          // ReportLate
 	trackFates   bool          // TrackFates
 	maxAge       time.Duration // MaxAge (AsOf)
@@ -60,12 +61,13 @@ const (
 	setWindow
 	setHotKeyBuckets
 	setBounded
-	setKeyMemory
+	setProgressHorizon
 	setBundleCacheBytes
 	setReportLate
 	setTrackFates
 	setMaxAge
 	setStrict
+	setBoundedBucket
 	setTestOnly
 )
 
@@ -84,19 +86,20 @@ var optionNames = []struct {
 	{setWindow, "WindowInto"},
 	{setHotKeyBuckets, "HotKeyBuckets"},
 	{setBounded, "Bounded"},
-	{setKeyMemory, "KeyMemory"},
+	{setProgressHorizon, "ProgressHorizon"},
 	{setBundleCacheBytes, "BundleCacheBytes"},
 	{setReportLate, "ReportLate"},
 	{setTrackFates, "TrackFates"},
 	{setMaxAge, "MaxAge"},
 	{setStrict, "Strict"},
+	{setBoundedBucket, "BoundedBucket"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setKeyMemory | setBundleCacheBytes | setTrackFates | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
 	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded
@@ -106,7 +109,7 @@ const (
 // transform named op does not take (everything outside allowed), and
 // values that no transform takes.
 func newConfig(op string, allowed setMask, opts []Option) (config, error) {
-	c := config{keyMemory: DefaultKeyMemory}
+	c := config{horizon: DefaultProgressHorizon}
 	for i, o := range opts {
 		if o == nil {
 			return c, fmt.Errorf("beamjoin: %s: option %d is nil", op, i)
@@ -125,12 +128,14 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: unknown emission mode %v", op, c.emit)
 	case c.maxBuffered < 0:
 		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) is negative", op, c.maxBuffered)
-	case c.keyMemory < 0:
-		return c, fmt.Errorf("beamjoin: %s: KeyMemory(%d) is negative", op, c.keyMemory)
+	case c.horizon < 0 || c.horizon%time.Millisecond != 0:
+		return c, fmt.Errorf("beamjoin: %s: ProgressHorizon(%v) must be zero or a positive whole number of milliseconds", op, c.horizon)
 	case c.bucketAbove < 0:
 		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
 	case c.set&setBundleCacheBytes != 0 && c.cacheBytes <= 0:
 		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
+	case c.set&setBoundedBucket != 0 && (c.bucketWidth < time.Millisecond || c.bucketWidth%time.Millisecond != 0):
+		return c, fmt.Errorf("beamjoin: %s: BoundedBucket(%v) must be a positive whole number of milliseconds", op, c.bucketWidth)
 	case c.set&setCleanupEvery != 0 && (c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0):
 		return c, fmt.Errorf("beamjoin: %s: CleanupEvery(%v) must be a positive whole number of milliseconds", op, c.cleanupEvery)
 	}

@@ -73,6 +73,10 @@ type oSpec struct {
 	MaxBuffered          int   // 0: no cap
 	CleanupEvery         int64 // 0: the default, derived from the bounds (every)
 	Buckets              int   // the HotKeyBuckets(n) of the bucketed run
+	// Horizon is the join's ProgressHorizon in milliseconds (the
+	// runner-model harness sets it); 0: the default, longer than any
+	// case, so that no key forgets its progress within one.
+	Horizon int64
 }
 
 // bounds is the inclusive range of ts(r) - ts(l) (SPEC §2.1: an exclusive
@@ -308,7 +312,11 @@ type oSim struct {
 	buf      []oBuffered
 	progress int64 // the deadline up to which cleanup has certainly removed partners, or noWatermark
 	fired    int64 // the latest cleanup firing certainly seen on the key, or noWatermark
-	out      oOutcome
+	// forgetAt is when the key, holding nothing, forgets fired (SPEC
+	// §2.5's horizon, join.ProgressHorizon), if forgetting is set.
+	forgetAt   int64
+	forgetting bool
+	out        oOutcome
 }
 
 func (s *oSim) clone() *oSim {
@@ -366,9 +374,16 @@ func (s *oSim) timer() (int64, bool) {
 // the latest deadline removed; once the key holds nothing it may be
 // forgotten (§2.4: "A key may forget its cleanup progress once its data
 // is gone"), so it is only relied on while the key holds data.
+//
+// With a horizon (oSpec.Horizon), a key whose cleanup emptied it at
+// firing t forgets even that at roundUp(t + join memory + horizon,
+// CleanupEvery) (join.ProgressHorizon): from then on it is a new key.
 func (s *oSim) cleanUp(w int64) {
 	for {
 		t, ok := s.timer()
+		if !ok && s.forgetting && s.forgetAt <= w {
+			s.fired, s.forgetting = noWatermark, false
+		}
 		if !ok || t > w {
 			break
 		}
@@ -383,10 +398,29 @@ func (s *oSim) cleanUp(w int64) {
 			kept = append(kept, x)
 		}
 		s.buf = kept
+		if len(s.buf) == 0 && s.sp.Horizon > 0 {
+			lo, hi := s.sp.bounds()
+			memory := max(hi, 0) + max(-lo, 0) + s.sp.Lateness + 1
+			s.forgetAt, s.forgetting = oRoundUp(t+memory+s.sp.Horizon, s.sp.every()), true
+		}
 	}
 	if len(s.buf) == 0 {
 		s.progress = noWatermark
 	}
+}
+
+// oRoundUp rounds t up to a multiple of every (join.CleanupEvery's
+// granularity of forgetting).
+func oRoundUp(t, every int64) int64 {
+	if every <= 1 {
+		return t
+	}
+	if r := t % every; r > 0 {
+		return t - r + every
+	} else if r < 0 {
+		return t - r
+	}
+	return t
 }
 
 // arrive plays one arrival; late says whether the join judged it late.
@@ -419,6 +453,7 @@ func (s *oSim) arrive(a oArrival, late bool) {
 		matched = true
 		s.out.Records = append(s.out.Records, pairRecord(a.Elem, x.a.Elem))
 	}
+	s.forgetting = false // the key holds data again
 	b := oBuffered{a: a, matched: matched}
 	if s.sp.outer(a.Elem.Side) && !matched && s.sp.Emit != oFinal {
 		s.out.Records = append(s.out.Records, singleRecord(oUnmatchedRec, a.Elem))

@@ -94,8 +94,9 @@ var knownBugCases = map[uint64]string{}
 // forgottenProgressIsKnownBug: set while issue 15's second bug was open
 // (a key that had forgotten its cleanup progress took an element behind a
 // cleanup timer that fired on it for a new one, where SPEC §2.5 says it is
-// still late): such elements were logged, not failed. Fixed by KeyMemory;
-// set it again only for a run with KeyMemory(0).
+// still late): such elements were logged, not failed. Fixed by keeping the
+// progress in state (ProgressHorizon); set it again only for a run with a
+// horizon shorter than a case.
 const forgottenProgressIsKnownBug = false
 
 // duplicateRetractIsKnownBug: set while issue 15's first bug was open (in
@@ -862,17 +863,9 @@ type sjElem struct {
 // sorted, in the oracle's notation.
 func streamJoin(sp oSpec, elems []oElem) (pairs, unmatched []string, err error) {
 	lo, hi := sp.bounds()
-	cfg := streamjoiner.Config[sjElem, sjElem, string]{
-		Type:           []join.Type{join.Inner, join.LeftOuter, join.RightOuter, join.FullOuter}[sp.Type],
-		Bounds:         streamjoiner.Of(time.Duration(-lo)*time.Millisecond, time.Duration(hi)*time.Millisecond),
-		LeftKey:        func(e sjElem) string { return e.Key },
-		RightKey:       func(e sjElem) string { return e.Key },
-		LeftTime:       func(e sjElem) int64 { return e.Time },
-		RightTime:      func(e sjElem) int64 { return e.Time },
-		MaxStateSize:   1 << 30,
-		StateRetention: 100_000 * time.Hour,
-	}
-	j, err := streamjoiner.New(cfg, func(l, r *sjElem) (oRecord, error) {
+	key := func(e sjElem) string { return e.Key }
+	at := func(e sjElem) int64 { return e.Time }
+	j, err := streamjoiner.New(key, key, func(l, r *sjElem) (oRecord, error) {
 		var rec oRecord
 		var le, re *oElem
 		if l != nil {
@@ -890,7 +883,11 @@ func streamJoin(sp oSpec, elems []oElem) (pairs, unmatched []string, err error) 
 			rec = singleRecord(oUnmatchedRec, *re)
 		}
 		return rec, nil
-	})
+	},
+		streamjoiner.Between(time.Duration(lo)*time.Millisecond, time.Duration(hi)*time.Millisecond),
+		streamjoiner.JoinType([]join.Type{join.Inner, join.LeftOuter, join.RightOuter, join.FullOuter}[sp.Type]),
+		streamjoiner.LeftTime(at), streamjoiner.RightTime(at),
+		streamjoiner.MaxStateSize(1<<30), streamjoiner.StateRetention(100_000*time.Hour))
 	if err != nil {
 		return nil, nil, err
 	}

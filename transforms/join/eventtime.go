@@ -8,6 +8,7 @@ package join
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/beamjoin/beamjoin/coders"
@@ -60,11 +61,12 @@ func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollec
 }
 
 // outputs decodes the join step's raw records and late elements into
-// Result and LateElement values and gives them the inputs' windowing back.
-func (in eventTimeInput) outputs(s beam.Scope, raw, rawLate beam.PCollection) Outputs {
+// Result and LateElement values and gives them the inputs' windowing back,
+// with at least the join's allowed lateness (see inputWindows.restore).
+func (in eventTimeInput) outputs(s beam.Scope, raw, rawLate beam.PCollection, lateness time.Duration) Outputs {
 	results := beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: in.resultType}, Left: in.Left, Right: in.Right}, raw,
 		beam.TypeDefinition{Var: beam.YType, T: in.resultType})
 	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: in.lateType}, Left: in.Left, Right: in.Right}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: in.lateType})
-	return Outputs{Records: in.windows.restore(s.Scope("results"), results), Late: in.windows.restore(s.Scope("late"), late)}
+	return Outputs{Records: in.windows.restore(s.Scope("results"), results, lateness), Late: in.windows.restore(s.Scope("late"), late, lateness)}
 }

@@ -2,6 +2,8 @@ package join
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
@@ -13,8 +15,10 @@ type SweepElement struct {
 	Value string
 }
 
-// Sweep runs the bounded path's sweep of one key over elements, given in
-// any order, under the interval options opts. It returns the records the
+// Sweep runs the bounded path's sweeps of one key over elements, given in
+// any order, under the interval options opts: the elements are placed in
+// buckets as the pipeline places them (BoundedBucket) and each bucket's
+// group is swept alone, in order of the buckets. It returns the records the
 // sweep emits, each written "kind left@time right@time t=time" with "-"
 // for an absent side, the late elements written "late side value@time",
 // and the counts the sweep reports, by counter name; buffered_per_key is
@@ -24,9 +28,13 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	entries := make([]match.Entry[[]byte], len(elements))
-	for i, e := range elements {
-		entries[i] = match.Entry[[]byte]{Side: e.Side.core(), Time: e.Time, Value: []byte(e.Value)}
+	buckets := cfg.boundedBuckets()
+	groups := map[int64][]match.Entry[[]byte]{}
+	for _, e := range elements {
+		first, last := buckets.placement(e.Time)
+		for b := first; b <= last; b++ {
+			groups[b] = append(groups[b], match.Entry[[]byte]{Side: e.Side.core(), Time: e.Time, Value: []byte(e.Value)})
+		}
 	}
 	side := func(has bool, v []byte, t int64) string {
 		if !has {
@@ -35,7 +43,9 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 		return fmt.Sprintf("%s@%d", v, t)
 	}
 	var peak int
+	var owner int64
 	out := sweepOutput{
+		owns: func(t int64) bool { return buckets.owns(owner, t) },
 		record: func(ts int64, r record) {
 			records = append(records, fmt.Sprintf("%v %s %s t=%d", r.Kind, side(r.HasLeft, r.Left, r.LeftTime), side(r.HasRight, r.Right, r.RightTime), ts))
 		},
@@ -44,7 +54,10 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 		},
 		bufferedAt: func(n int) { peak = max(peak, n) },
 	}
-	sweeper{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupEvery.Milliseconds()}.sweep(entries, &out)
+	for _, b := range slices.Sorted(maps.Keys(groups)) {
+		owner = b
+		sweeper{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis()}.sweep(groups[b], &out)
+	}
 
 	counts = map[string]int64{}
 	add := func(name string, n int64) {

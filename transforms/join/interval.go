@@ -2,7 +2,7 @@ package join
 
 // This file holds Interval, the interval join composite. Its DoFns are in
 // interval_fn.go, its timer policy in interval_timer.go, its state layouts
-// in interval_state.go; the package documentation explains how it runs.
+// in interval_state.go; docs/design/interval.md explains how it runs.
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -23,34 +23,28 @@ import (
 //
 // The left element is always the reference, whichever arrives first, so the
 // pairs depend only on which elements are present, never on arrival order.
-// Inner (the default), LeftOuter, RightOuter and FullOuter choose which
-// elements without a partner are reported; EmitImmediate (the default),
-// EmitFinal and EmitRetract choose when. LowerExclusive and UpperExclusive
-// exclude an end of the bounds; AllowedLateness keeps elements longer, for
-// data behind the watermark; CleanupEvery, HotKeyBuckets and
-// MaxBufferedPerKey tune cost and memory; Bounded runs the bounded-input
-// path; TrackFates adds Outputs.Fates, one Fate per input element.
+// The join type (Inner, the default, LeftOuter, RightOuter, FullOuter) says
+// which elements without a partner are reported, the emission mode
+// (EmitImmediate, the default, EmitFinal, EmitRetract) when. LowerExclusive
+// and UpperExclusive exclude an end of the bounds; AllowedLateness keeps
+// elements longer; CleanupEvery, HotKeyBuckets and MaxBufferedPerKey tune
+// cost and memory; Bounded runs the bounded-input path;
+// TrackFates adds Outputs.Fates, one Fate per input element.
 //
 // A left element can be matched until event time passes
-// ts + max(upper, 0) + allowed lateness, a right element until
+// ts + max(upper, 0) + allowed lateness, a right one until
 // ts + max(-lower, 0) + allowed lateness; then it is removed and, under
-// EmitFinal, reported unmatched if it is on an outer side and never matched.
-// EmitFinal and EmitRetract records carry the element's own timestamp and
-// are never late downstream: the join holds the output watermark for them.
-//
-// An element is late iff one of its potential partners may already have
-// been removed on its key; late elements are neither joined nor buffered,
-// but go to Outputs.Late. An element not behind the watermark by more than
-// the allowed lateness is never late, so no pair is lost at the cleanup
-// boundary. The package documentation's "Late data in Interval" says what
-// the join cannot know.
-//
-// The join is defined in event time, not per window. Inputs may be windowed
-// in any way, as long as both are windowed alike: the join moves them into
-// the global window, so a pair straddling a window boundary is found, and
-// gives its records and late elements back the inputs' windowing, each
-// assigned to windows by its own timestamp (under sliding windows each
-// input element is still joined once).
+// EmitFinal, reported unmatched if it is on an outer side and never
+// matched. An element is late iff one of its potential partners may
+// already have been removed on its key; late elements go to Outputs.Late,
+// neither joined nor buffered. One no more than the allowed lateness
+// behind the watermark is never late, so no pair is lost at the cleanup
+// boundary. EmitFinal and EmitRetract records carry the element's own
+// timestamp and are never late downstream: the join holds the output
+// watermark for them. Both inputs must be windowed alike; the join runs in
+// the global window, so pairs straddling window boundaries are found, and
+// gives its outputs back the inputs' windowing. docs/design/interval.md
+// gives the state, timers, costs and the limits of lateness.
 //
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // Interval panics on misuse with a clear message; TryInterval returns the
@@ -81,18 +75,18 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	}
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, in.Tagged)
+		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, in.Key, in.Tagged)
 	} else {
 		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
 	}
 	if !cfg.trackFates {
-		return in.outputs(s, raw, rawLate), nil
+		return in.outputs(s, raw, rawLate, cfg.lateness), nil
 	}
 	raw, fates, err := intervalFates[K, L, R](s, raw)
 	if err != nil {
 		return Outputs{}, err
 	}
-	out := in.outputs(s, raw, rawLate)
+	out := in.outputs(s, raw, rawLate, cfg.lateness)
 	out.Fates = fates
 	return out, nil
 }
@@ -107,8 +101,7 @@ func newJoiner(cfg config, key coders.Element) (j joiner, bucketed bool) {
 		CleanupEvery: cfg.cleanupMillis(),
 		Key:          key,
 		NoCache:      cfg.noCache,
-		ID:           newJoinID(),
-		KeyMemory:    cfg.keyMemory,
+		Horizon:      cfg.horizon.Milliseconds(),
 		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,

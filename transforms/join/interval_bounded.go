@@ -1,17 +1,20 @@
 package join
 
 // This file holds the interval join's bounded-input path (the Bounded
-// option): each bundle's elements are gathered by key, each key's elements
-// grouped with a GroupByKey, sorted by event time and swept through the
-// matching core in one DoFn call, with no state or timers. The sweep
-// replays the streaming path's own steps (arrival, cleanup timer,
-// eviction) on the sorted elements, so the two paths give the same records
-// and counters for inputs that arrive in event-time order.
+// option): each element is placed in the time buckets of its key that it
+// belongs to or that need it (bucketing), each bundle's placements are
+// gathered by group, each group (a key and a bucket) is grouped with a
+// GroupByKey, sorted by event time and swept through the matching core in
+// one DoFn call, with no state or timers. The sweep replays the streaming
+// path's own steps (arrival, cleanup timer, eviction) on the sorted
+// elements and emits only what the bucket owns, so the two paths give the
+// same records and counters for inputs that arrive in event-time order.
 
 import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
@@ -20,6 +23,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
@@ -29,7 +33,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf(timed{}))
 	register.DoFn4x0[beam.EventTime, beam.X, encoded, func(beam.X, []timed)](&gatherFn{})
 	register.Emitter2[beam.X, []timed]()
-	register.DoFn5x1[context.Context, beam.X, func(*[]timed) bool,
+	register.DoFn4x1[beam.EventTime, beam.X, encoded, func([]byte, []timed), error](&bucketGatherFn{})
+	register.Emitter2[[]byte, []timed]()
+	register.DoFn5x1[context.Context, []byte, func(*[]timed) bool,
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&sweepFn{})
 	register.Iter1[[]timed]()
 }
@@ -54,19 +60,29 @@ func init() {
 // arrival are those whose cleanup timer (placed as CleanupEvery says) has
 // not yet fired, and the oldest are evicted beyond the cap, as they would
 // be in that stream. HotKeyBuckets does not apply. The counters are the
-// streaming path's; buffered and keys_with_state rise and fall back to zero
-// within each key's sweep.
+// streaming path's, each counted once, by the group that owns the
+// element; buffered and keys_with_state rise and fall back to zero within
+// each group's sweep, and buffered_per_key is what a group's sweep holds at
+// each arrival it owns, which under AllowedLateness or a coarse
+// CleanupEvery can be less than the streaming path holds (elements kept
+// only for lateness are outside a bucket's context).
 //
 // What it costs: records come only once the whole input has been read and
-// grouped, so an input that never ends yields nothing. Before the
-// grouping, each bundle's elements are gathered by key (up to 16 MiB of
-// values per bundle, then handed on), so that the runner groups one
-// element per key and bundle rather than one per input element. A key's
-// elements are held in memory together while they are sorted and swept
-// (the runner's grouping delivers them together; Prism, an in-memory
-// runner, holds the whole input in any case), so the largest key, not the
-// input, bounds the memory of a worker: about the size of its encoded
-// values plus 48 bytes per element, and the 16 MiB gathered per bundle.
+// grouped, so an input that never ends yields nothing. A key's elements
+// are not held together: each group is a key and a time bucket (see
+// BoundedBucket), holding the bucket's own elements and those within the
+// bounds' reach before and after it that its sweep needs, so a key of any
+// size is swept in as many groups as it spans buckets, in parallel where
+// the runner parallelizes keys, and a worker holds one group at a time:
+// about the size of its encoded values plus 48 bytes per element (the
+// distribution bounded_group_bytes says how much). Elements near a
+// bucket's edges are placed in two or three groups, which costs their
+// share of the width in more grouping. Under MaxBufferedPerKey a key is
+// swept in one group, as before: which elements the cap evicts depends on
+// the key's whole history. Before the grouping, each bundle's elements
+// are gathered by group (up to 16 MiB of values per bundle, then handed
+// on), so that the runner groups one element per group and bundle rather
+// than one per input element.
 //
 // The records carry their own event times, as on the streaming path, but
 // they are produced after the grouping, when the input watermark has
@@ -139,8 +155,9 @@ func (f *gatherFn) flush(emit func(beam.X, []timed)) {
 
 // joinBounded is the bounded path: tagged, the PCollection<KV<K, encoded>>
 // of both sides, becomes the join's records and its late elements, the
-// same PCollections the streaming path's stateful DoFn produces.
-func joinBounded(s beam.Scope, cfg config, tagged beam.PCollection) (raw, rawLate beam.PCollection) {
+// same PCollections the streaming path's stateful DoFn produces. key is
+// the coder of K, with which a group's key is written.
+func joinBounded(s beam.Scope, cfg config, key coders.Element, tagged beam.PCollection) (raw, rawLate beam.PCollection) {
 	if tagged.WindowingStrategy().Fn.Kind != window.GlobalWindows {
 		// The join is defined in event time, not per window.
 		tagged = beam.WindowInto(s, window.NewGlobalWindows(), tagged)
@@ -149,22 +166,183 @@ func joinBounded(s beam.Scope, cfg config, tagged beam.PCollection) (raw, rawLat
 	if cfg.gatherBytes > 0 {
 		hold = cfg.gatherBytes
 	}
-	stamped := beam.ParDo(s, &gatherFn{Hold: hold}, tagged)
-	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Fates: cfg.trackFates}
-	return beam.ParDo2(s, fn, beam.GroupByKey(s, stamped))
+	buckets := cfg.boundedBuckets()
+	placed := beam.ParDo(s, &bucketGatherFn{Hold: hold, Buckets: buckets, Key: key}, tagged)
+	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key, Fates: cfg.trackFates}
+	keyType := beam.TypeDefinition{Var: beam.XType, T: tagged.Type().Components()[0].Type()}
+	return beam.ParDo2(s, fn, beam.GroupByKey(s, placed), keyType)
 }
 
-// sweepFn joins one key's grouped elements.
+// bucketing is how the bounded path cuts a key's elements into groups by
+// event time, as band joins are partitioned. Bucket b holds the elements
+// with b*Width <= time < (b+1)*Width, which it owns, and as context those
+// up to Back before its start and up to Ahead after its end (exclusive):
+// everything its sweep must see to decide what its own elements make.
+//
+// The rules, with S = max(-lower, upper, 0) the farthest a partner can be
+// from an element, either way:
+//   - A pair is made by the group that owns its later element in arrival
+//     order, whose partners all lie within S before it (Back >= S).
+//   - An arrival's unmatched record (EmitImmediate, EmitRetract) and its
+//     retractions are made by the group that owns it. A retraction needs
+//     to know whether the buffered partner had matched before, which its
+//     own partners up to S before it say: under EmitRetract Back is 2S.
+//   - An element's removal (its EmitFinal record, its fate) is decided by
+//     the group that owns it, which sees every partner it can still get,
+//     all within S after it (Ahead = S).
+//   - Counts (in, fates, buffered) are counted by the owner only.
+//
+// Nothing in the records depends on when cleanup ran, only on which
+// partners arrived before which, so each element's records come out
+// exactly once, as one sweep of the whole key gives them. Eviction under
+// MaxBufferedPerKey does depend on when cleanup ran, and so on the key's
+// whole history: then Width is 0, one group per key.
+type bucketing struct {
+	Width, Back, Ahead int64 // milliseconds; Width 0: one group per key
+}
+
+// minBoundedBucket is the narrowest default bucket: one second, so that
+// bounds of a few milliseconds do not cut a key into a group per element.
+const minBoundedBucket = 1000
+
+// boundedBuckets is the bounded path's bucketing: BoundedBucket's width,
+// or by default eight times the context a bucket needs (Back + Ahead, at
+// least minBoundedBucket), so that placing the context costs at most an
+// eighth more grouping.
+func (c config) boundedBuckets() bucketing {
+	if c.maxBuffered > 0 {
+		return bucketing{}
+	}
+	lo, hi := c.bounds.Millis()
+	reach := max(-lo, hi, 0)
+	b := bucketing{Back: reach, Ahead: reach}
+	if c.emit == EmitRetract {
+		b.Back = 2 * reach
+	}
+	b.Width = max(8*(b.Back+b.Ahead), minBoundedBucket)
+	if c.bucketWidth > 0 {
+		b.Width = c.bucketWidth.Milliseconds()
+	}
+	return b
+}
+
+// placement returns the buckets an element at time t is placed in: first
+// to last, its own among them.
+func (b bucketing) placement(t int64) (first, last int64) {
+	if b.Width == 0 {
+		return 0, 0
+	}
+	return floorDiv(t-b.Ahead, b.Width), floorDiv(t+b.Back, b.Width)
+}
+
+// owns reports whether bucket owns an element at time t.
+func (b bucketing) owns(bucket, t int64) bool {
+	return b.Width == 0 || floorDiv(t, b.Width) == bucket
+}
+
+// floorDiv is a/b rounded towards minus infinity, for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// groupKey is the GroupByKey key of bucket b of the key encoded as key:
+// the bucket in 8 bytes, then the key.
+func groupKey(b int64, key []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(key)), uint64(b)), key...)
+}
+
+// splitGroupKey is groupKey's inverse.
+func splitGroupKey(g []byte) (b int64, key []byte, err error) {
+	if len(g) < 8 {
+		return 0, nil, fmt.Errorf("beamjoin: join.Interval: bounded group key of %d bytes, want at least 8", len(g))
+	}
+	return int64(binary.BigEndian.Uint64(g)), g[8:], nil
+}
+
+// bucketGatherFn stamps each tagged value with its event time, places it
+// in its key's buckets (bucketing), and gathers a bundle's placements by
+// group, so that the GroupByKey after it gets one element per group and
+// bundle rather than one per value: a runner's cost per element (Prism's
+// above all) then falls with the number of groups, not of values. It holds
+// at most Hold bytes of values (counting 40 more for each) and hands every
+// group on when it would hold more, and at the end of the bundle. The
+// groups' order does not matter: the sweep sorts a group's values.
+type bucketGatherFn struct {
+	Hold    int
+	Buckets bucketing
+	Key     coders.Element
+
+	groups map[string][]timed // by group key
+	held   int
+}
+
+// Setup readies the key coder.
+func (f *bucketGatherFn) Setup() error { return f.Key.Setup() }
+
+func (f *bucketGatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func([]byte, []timed)) error {
+	k, err := f.Key.Encode(key)
+	if err != nil {
+		return fmt.Errorf("beamjoin: join.Interval: bounded path: key %v: %w", key, err)
+	}
+	if f.groups == nil {
+		f.groups = map[string][]timed{}
+	}
+	t := timed{Side: in.Side, Time: et.Milliseconds(), Value: in.Value}
+	first, last := f.Buckets.placement(t.Time)
+	for b := first; b <= last; b++ {
+		g := string(groupKey(b, k))
+		f.groups[g] = append(f.groups[g], t)
+		f.held += len(t.Value) + 40
+	}
+	if f.held > f.Hold {
+		f.flush(emit)
+	}
+	return nil
+}
+
+// StartBundle drops what a failed bundle may have left.
+func (f *bucketGatherFn) StartBundle(func([]byte, []timed)) { clear(f.groups); f.held = 0 }
+
+// FinishBundle hands on the bundle's groups.
+func (f *bucketGatherFn) FinishBundle(emit func([]byte, []timed)) { f.flush(emit) }
+
+func (f *bucketGatherFn) flush(emit func([]byte, []timed)) {
+	for g, values := range f.groups {
+		emit([]byte(g), values)
+	}
+	clear(f.groups)
+	f.held = 0
+}
+
+// sweepFn joins one group's elements: a key's bucket and its context.
 type sweepFn struct {
 	Rules        match.Rules
 	MaxBuffered  int
 	CleanupEvery int64
+	Buckets      bucketing
+	Key          coders.Element
 	Fates        bool // TrackFates
 }
 
-func (f *sweepFn) ProcessElement(ctx context.Context, key beam.X, values func(*[]timed) bool,
+// Setup readies the key coder.
+func (f *sweepFn) Setup() error { return f.Key.Setup() }
+
+func (f *sweepFn) ProcessElement(ctx context.Context, group []byte, values func(*[]timed) bool,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	bucket, k, err := splitGroupKey(group)
+	if err != nil {
+		return err
+	}
+	key, err := f.Key.Decode(k)
+	if err != nil {
+		return fmt.Errorf("beamjoin: join.Interval: bounded path: group key: %w", err)
+	}
 	var entries []match.Entry[[]byte]
+	var held int64
 	var ts []timed
 	for values(&ts) {
 		for _, t := range ts {
@@ -172,9 +350,12 @@ func (f *sweepFn) ProcessElement(ctx context.Context, key beam.X, values func(*[
 				return fmt.Errorf("beamjoin: join.Interval: grouped element of unknown side %d", t.Side)
 			}
 			entries = append(entries, match.Entry[[]byte]{Side: match.Side(t.Side), Time: t.Time, Value: t.Value})
+			held += int64(len(t.Value)) + sweptEntryBytes
 		}
 	}
+	counters.boundedGroupBytes.Update(ctx, held)
 	out := sweepOutput{
+		owns:   func(t int64) bool { return f.Buckets.owns(bucket, t) },
 		record: func(ts int64, r record) { emit(beam.EventTime(ts), key, r) },
 		late: func(e match.Entry[[]byte]) {
 			emitLate(beam.EventTime(e.Time), key, encoded{Side: uint8(e.Side), Value: e.Value})
@@ -186,6 +367,10 @@ func (f *sweepFn) ProcessElement(ctx context.Context, key beam.X, values func(*[
 	out.count(ctx)
 	return nil
 }
+
+// sweptEntryBytes is what a swept element costs in memory besides its
+// value: its match.Entry (48 bytes on 64-bit platforms).
+var sweptEntryBytes = int64(reflect.TypeFor[match.Entry[[]byte]]().Size())
 
 // sweeper joins one key's elements, all known at once, as the streaming
 // path joins them when they arrive in event-time order.
@@ -233,7 +418,9 @@ func (sw sweeper) sweep(entries []match.Entry[[]byte], out *sweepOutput) {
 		if sw.MaxBuffered > 0 && b.Len() > sw.MaxBuffered {
 			out.removed(sw.Rules, b.Evict(sw.Rules, sw.MaxBuffered), true)
 		}
-		out.bufferedAt(b.Len())
+		if out.owns == nil || out.owns(e.Time) {
+			out.bufferedAt(b.Len())
+		}
 		reset()
 	}
 	out.removed(sw.Rules, b.Expire(sw.Rules, math.MaxInt64), false)
@@ -242,6 +429,9 @@ func (sw sweeper) sweep(entries []match.Entry[[]byte], out *sweepOutput) {
 // sweepOutput receives a sweep's records and late elements, and counts what
 // the streaming path counts, to report once per key.
 type sweepOutput struct {
+	// owns reports whether the group owns an element at a time: only what
+	// it owns is emitted and counted (see bucketing). Nil owns everything.
+	owns       func(t int64) bool
 	record     func(ts int64, r record)
 	late       func(e match.Entry[[]byte])
 	bufferedAt func(n int) // the key's buffered count after an arrival
@@ -255,6 +445,9 @@ type sweepOutput struct {
 
 // arrived emits what the arrival of e produced, as joiner.process does.
 func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arrival[[]byte]) {
+	if o.owns != nil && !o.owns(e.Time) {
+		return
+	}
 	o.in[e.Side]++
 	if a.Late {
 		o.countFate(e.Side, e.Time, match.Late)
@@ -286,6 +479,9 @@ func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arri
 // removed accounts for elements leaving the buffer, as joiner.remove does.
 func (o *sweepOutput) removed(r match.Rules, xs []match.Entry[[]byte], evicted bool) {
 	for _, x := range xs {
+		if o.owns != nil && !o.owns(x.Time) {
+			continue
+		}
 		if r.UnmatchedOnRemoval(x.Side, x.Matched) {
 			o.record(x.Time, single(KindUnmatched, x))
 			o.unmatchedOut[x.Side]++

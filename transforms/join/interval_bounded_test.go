@@ -289,20 +289,27 @@ var (
 	allEmits = []join.Emit{join.EmitImmediate, join.EmitFinal, join.EmitRetract}
 )
 
-// TestBoundedSweepMatchesBruteForce checks the bounded path's sweep, in
+// TestBoundedSweepMatchesBruteForce checks the bounded path's sweeps, in
 // plain Go, against the nested loops on random keys: every type under
 // every emission mode, random bounds with exclusive ends, random cleanup
-// granularity and lateness, and many equal times. Records and counts must
-// be equal, nothing late, and nothing left buffered.
+// granularity and lateness, many equal times, and buckets from narrower
+// than the bounds (a key in tens of groups, most elements context of
+// several) to wider than the key. Records and counts must be equal:
+// every pair, unmatched and retract record made once, by one bucket, and
+// every element counted once; nothing late, and nothing left buffered.
 func TestBoundedSweepMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 1))
 	cleanups := []time.Duration{time.Millisecond, 300 * time.Millisecond, time.Second, 7 * time.Second}
+	widths := []time.Duration{0, 250 * time.Millisecond, 750 * time.Millisecond, time.Second, 3 * time.Second, time.Minute}
 	for i := range 3000 {
 		sh := randomShape(rng)
 		typ, emit := allTypes[rng.IntN(4)], allEmits[rng.IntN(3)]
 		elements := randomElements(rng, rng.IntN(30), false)
 		opts := append(slices.Clone(sh.opts), typ, emit, join.CleanupEvery(cleanups[rng.IntN(len(cleanups))]),
 			join.AllowedLateness(time.Duration(rng.IntN(3))*time.Second))
+		if w := widths[rng.IntN(len(widths))]; w > 0 {
+			opts = append(opts, join.BoundedBucket(w))
+		}
 		got, late, counts, err := join.Sweep(elements, opts...)
 		if err != nil {
 			t.Fatal(err)
@@ -323,12 +330,17 @@ func TestBoundedSweepMatchesBruteForce(t *testing.T) {
 
 // TestBoundedSweepOrder checks that the sweep's result does not depend on
 // the order in which the grouping delivers a key's elements, eviction
-// included.
+// and narrow buckets included.
 func TestBoundedSweepOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 2))
 	for i := range 500 {
 		sh := randomShape(rng)
-		opts := append(slices.Clone(sh.opts), allTypes[rng.IntN(4)], allEmits[rng.IntN(3)], join.MaxBufferedPerKey(1+rng.IntN(6)))
+		opts := append(slices.Clone(sh.opts), allTypes[rng.IntN(4)], allEmits[rng.IntN(3)])
+		if i%2 == 0 {
+			opts = append(opts, join.MaxBufferedPerKey(1+rng.IntN(6)))
+		} else {
+			opts = append(opts, join.BoundedBucket(time.Duration(1+rng.IntN(2000))*time.Millisecond))
+		}
 		elements := randomElements(rng, rng.IntN(30), false)
 		first, _, firstCounts, err := join.Sweep(elements, opts...)
 		if err != nil {

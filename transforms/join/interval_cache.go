@@ -2,24 +2,36 @@ package join
 
 // This file holds the interval join's per-bundle cache of key states: what
 // the DoFn instance has read of the keys seen in the current bundle, so
-// that a key's second element in a bundle costs no state read. The cache
-// is bounded in bytes and drops the least recently used keys first.
+// that a key's second element in a bundle costs no state read. The caches
+// of all the bundles a worker process runs at once share one bound in
+// bytes (processCaches); each drops its own least recently used keys
+// first.
 
 import (
 	"container/list"
 	"context"
+	"runtime"
+	"sync/atomic"
 )
 
-// DefaultBundleCacheBytes is the bound of an interval join's per-bundle
-// cache of key states when BundleCacheBytes is not given.
+// DefaultBundleCacheBytes is the bound of the interval join's bundle
+// caches of key states in one worker process when BundleCacheBytes is not
+// given.
 const DefaultBundleCacheBytes = 64 << 20
 
-// BundleCacheBytes bounds the interval join's per-bundle cache of key
-// states at about n bytes (the estimated size of the buffered elements and
-// state it holds) per DoFn instance. The cache saves a key's state read for
-// every element of the key after its first in a bundle; beyond the bound
-// the least recently used keys are dropped, and read again from state if
-// they come back in the same bundle. Results do not depend on it. The
+// BundleCacheBytes bounds the interval join's bundle caches of key states
+// at about n bytes (the estimated size of the buffered elements and state
+// they hold) per worker process: the caches of every bundle the process
+// runs at once, on any DoFn instance, hold at most n bytes together. A
+// bundle's cache saves a key's state read for every element of the key
+// after its first in the bundle; when the process's caches together would
+// pass the bound, the bundle that grows drops its own least recently used
+// keys (they are read again from state if they come back in the bundle),
+// so a runner running many bundles at once, as Dataflow does, does not
+// multiply the bound. A bundle's cache is emptied when the bundle ends (a
+// failed bundle's when the SDK discards its DoFn instance and Go collects
+// it). Joins of one process with different bounds share the one budget,
+// each keeping it under its own bound. Results do not depend on it. The
 // default is DefaultBundleCacheBytes; the counters cache_hits and
 // cache_misses say how well it serves. It applies to the streaming path
 // only: the bounded-input path (Bounded) keeps no such cache.
@@ -39,15 +51,48 @@ const (
 	bucketBytes    = 96
 )
 
+// cacheBudget is what the bundle caches of one worker process hold
+// together, in estimated bytes.
+type cacheBudget struct{ used atomic.Int64 }
+
+// processCaches is this worker process's budget, shared by every bundle
+// cache of every interval join in it (BundleCacheBytes).
+var processCaches cacheBudget
+
+// cacheShare is one cache's part of its budget, a separate allocation so
+// that when the cache's DoFn instance is collected without its bundle
+// ending (a failed bundle), a cleanup gives the part back.
+type cacheShare struct{ used *atomic.Int64 }
+
 // keyCache is the per-bundle cache: the keys seen in the bundle, most
 // recently used first, and their estimated sizes. The zero value is an
-// empty cache with the default bound.
+// empty cache with the default bound, in the process's budget.
 type keyCache struct {
 	limit        int64
 	used, peak   int64
 	lru          list.List // of *cachedKey
 	byKey        map[cacheKey]*list.Element
 	hits, misses int64
+	// budget is the process budget the cache counts against (nil:
+	// processCaches; the runner-model harness gives each simulated
+	// process its own), share the cache's part of it.
+	budget *cacheBudget
+	share  *cacheShare
+}
+
+// account adds delta bytes to the cache's own use and to its budget.
+func (c *keyCache) account(delta int64) {
+	if c.share == nil {
+		if c.budget == nil {
+			c.budget = &processCaches
+		}
+		budget, part := c.budget, new(atomic.Int64)
+		c.share = &cacheShare{used: part}
+		runtime.AddCleanup(c.share, func(part *atomic.Int64) { budget.used.Add(-part.Swap(0)) }, part)
+	}
+	c.used += delta
+	c.share.used.Add(delta)
+	c.budget.used.Add(delta)
 }
 
 // cachedKey is one cached key: its state and its size when last measured.
@@ -93,38 +138,43 @@ func (c *keyCache) put(ck cacheKey, ks *keyState) {
 }
 
 // resized measures a cached key's state again after a change, and drops
-// the least recently used keys while the cache is over its bound (the key
-// itself too, if it alone is over).
+// the cache's least recently used keys while the process's caches
+// together are over the bound (the key itself too, if it alone is over).
+// Another bundle's cache is never touched: its instance may be using it.
 func (c *keyCache) resized(ks *keyState) {
 	if ks.cached == nil {
 		return
 	}
 	ck := ks.cached.Value.(*cachedKey)
 	size := ks.bytes() + int64(len(ck.key.key))
-	c.used += size - ck.size
+	c.account(size - ck.size)
 	ck.size = size
 	limit := c.limit
 	if limit <= 0 {
 		limit = DefaultBundleCacheBytes
 	}
-	for c.used > limit {
+	for c.budget.used.Load() > limit && c.lru.Len() > 0 {
 		last := c.lru.Back()
 		old := last.Value.(*cachedKey)
 		c.lru.Remove(last)
 		delete(c.byKey, old.key)
 		old.ks.cached = nil
-		c.used -= old.size
+		c.account(-old.size)
 	}
 	c.peak = max(c.peak, c.used)
 }
 
-// clear empties the cache, keeping its bound and statistics.
+// clear empties the cache, keeping its bound and statistics, and gives
+// its bytes back to the process's budget.
 func (c *keyCache) clear() {
 	for e := c.lru.Front(); e != nil; e = e.Next() {
 		e.Value.(*cachedKey).ks.cached = nil
 	}
 	c.lru.Init()
-	c.byKey, c.used = nil, 0
+	if c.used != 0 {
+		c.account(-c.used)
+	}
+	c.byKey = nil
 }
 
 // bytes estimates what the key's state holds in memory: its buffered

@@ -90,6 +90,12 @@ func TestIntervalFates(t *testing.T) {
 		name := fmt.Sprintf("%v/bounded", typ)
 		out := join.Interval[string, string, string](s.Scope(name), left, right, join.Between(0, 2*time.Second), typ, join.EmitFinal, join.Bounded(), join.TrackFates())
 		runs = append(runs, run{name, gather(s, beam.ParDo(s, describeFate, out.Fates)), want(typ, true), inputs})
+		// 1 s buckets: key a's elements fall in five buckets, and a1, ra1
+		// and late1 each sit in one bucket and probe a neighbour; each
+		// fate must still be decided once, by the element's own bucket.
+		name = fmt.Sprintf("%v/bounded-1s-buckets", typ)
+		out = join.Interval[string, string, string](s.Scope(name), left, right, join.Between(0, 2*time.Second), typ, join.EmitFinal, join.Bounded(), join.BoundedBucket(time.Second), join.TrackFates())
+		runs = append(runs, run{name, gather(s, beam.ParDo(s, describeFate, out.Fates)), want(typ, true), inputs})
 	}
 	// MaxBufferedPerKey(1) on key c: c2's arrival evicts c1.
 	cl, cr := beam.ParDo(s.Scope("c"), keepKeyC, left), beam.ParDo(s.Scope("c"), keepKeyC, right)

@@ -131,10 +131,10 @@ type joiner struct {
 	Key coders.Element
 	// NoCache turns the bundle cache off (benchmarks measure it).
 	NoCache bool
-	// ID names the run of the join in the process's memory of forgotten
-	// keys, which remembers up to KeyMemory keys (interval_recall.go).
-	ID        joinID
-	KeyMemory int
+	// Horizon is how long, in milliseconds of event time, a key that
+	// holds only its cleanup progress keeps it in state beyond one join
+	// memory (ProgressHorizon); see forgetAt.
+	Horizon int64
 	// BucketAbove and LogLimit place a key's buffer in the bucketed layout
 	// (bucketedIntervalFn only); see layoutOf.
 	BucketAbove, LogLimit int
@@ -229,9 +229,6 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	default:
 		e.Matched = len(a.Partners) > 0
 		chunk := bagstate.AppendEntry(nil, e)
-		if ks.recalled {
-			chunk, ks.recalled = bagstate.AppendProgress(chunk, ks.b.Progress), false
-		}
 		if err := st.buffer.Add(st.sp, chunk); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 		}
@@ -280,16 +277,14 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		return nil
 	}
 	if ks.len() == 0 {
-		// Only progress is left, and its time is up: the state goes, the
-		// process remembers the key's progress (interval_recall.go), which
-		// this firing has moved to its own time, as any cleanup does.
+		// Only progress is left, and its horizon is up (forgetAt): the
+		// state goes, and the key is new to the join from now on, on
+		// every worker alike.
 		j.settle(ctx, key, ks, emit)
 		if err := st.buffer.Clear(st.sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
 		}
-		p := max(ks.b.Progress, t.fire)
-		j.remember(ks.key, p)
-		ks.forgotten(p, j.KeyMemory > 0)
+		ks.forgotten()
 		counters.keysWithState.Inc(ctx, -1)
 		return nil
 	}

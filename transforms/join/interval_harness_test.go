@@ -187,6 +187,9 @@ func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 			Cleanup: timers.InEventTime("cleanup")}
 		h.fn, h.j = fn, &fn.Join
 	}
+	// The harness is a process of its own: its cache's budget is not
+	// the test binary's, which other tests' pipelines use.
+	h.j.cache.budget = new(cacheBudget)
 	if err := h.j.Key.Setup(); err != nil {
 		t.Fatal(err)
 	}

@@ -43,9 +43,6 @@ type keyState struct {
 	buckets   map[int64]*bucket     // the directory; empty in the bag layout
 	inBuckets int                   // entries stored in buckets
 	timer     timer                 // where the cleanup timer is
-	// recalled: b.Progress came from the process's memory of forgotten
-	// keys (interval_recall.go) and is not in the bag yet.
-	recalled bool
 	// dead are the elements that the bag's cleanup records removed
 	// (joiner.replay), still in the bag, their Matched flags settled;
 	// stale is how many of the records were for no timer the state
@@ -53,7 +50,7 @@ type keyState struct {
 	// rewritten or cleared.
 	dead   []match.Entry[[]byte]
 	stale  int
-	key    []byte        // the key encoded, when the cache or KeyMemory needs it
+	key    []byte        // the key encoded, when the cache needs it
 	cached *list.Element // in the bundle cache, or nil
 }
 
@@ -82,14 +79,9 @@ func (ks *keyState) oldest(s match.Side) (int64, bool) {
 }
 
 // forgotten empties the key after its state is cleared; it stays in the
-// bundle cache, if it is there. If the process remembers the key's
-// progress p, an arrival later in the bundle (which reads the cache) is
-// judged against it as after a recall.
-func (ks *keyState) forgotten(p int64, remembered bool) {
+// bundle cache, if it is there, as new as a read of its state would give.
+func (ks *keyState) forgotten() {
 	*ks = keyState{b: match.NewBuffer[[]byte](), key: ks.key, cached: ks.cached}
-	if remembered {
-		ks.b.Progress, ks.recalled = p, true
-	}
 }
 
 // cacheKey names a key and window in the bundle cache.
@@ -103,12 +95,11 @@ func (j *joiner) forget() { j.cache.clear() }
 
 // load returns the key's state: from the bundle cache if the key was seen
 // earlier in the bundle and is still cached (state can only have changed
-// through this instance since), else read from the bag (one state call). A
-// key without progress takes the progress this process remembers it had
-// when its state was last cleared, if any.
+// through this instance since), else read from the bag (one state call).
+// Nothing but state decides what it holds.
 func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X) (*keyState, error) {
 	var k []byte
-	if !j.NoCache || j.KeyMemory > 0 {
+	if !j.NoCache {
 		var err error
 		if k, err = j.Key.Encode(key); err != nil {
 			return nil, err
@@ -145,12 +136,6 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 		// A cleanup record for no timer of the state: the runner may
 		// have taken its firing for the key's timer, so set that again.
 		j.moveTimer(st, timer{}, ks.timer)
-	}
-	// The timer is where state put it: a recalled progress sets none.
-	if ks.b.Progress == match.NoProgress {
-		if p, ok := j.recalled(k); ok {
-			ks.b.Progress, ks.recalled = p, true
-		}
 	}
 	if !j.NoCache {
 		j.cache.limit = j.CacheBytes
@@ -392,7 +377,6 @@ func (j *joiner) store(st stores, ks *keyState, flush bool) error {
 	if ks.inBuckets > 0 {
 		limit /= 2
 	}
-	ks.recalled = false // both layouts write the progress
 	if st.buckets == nil || total <= limit {
 		return j.storeBag(st, ks)
 	}

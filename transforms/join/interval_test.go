@@ -277,11 +277,12 @@ func intervalLate(t *testing.T, layout ...join.Option) {
 }
 
 // intervalForgetsProgressAfterASpan shows what happens once a key's
-// buffers are empty: it keeps its progress in state for one join memory,
-// then clears its state, and the worker process remembers the progress
-// (KeyMemory). An element arriving later still is judged late against the
-// remembered progress; with KeyMemory(0), the documented limit of per-key
-// lateness, it is joined as new.
+// buffers are empty: it keeps its progress in state for one join memory
+// and the progress horizon, then clears its state. An element arriving
+// within the horizon (the default, an hour) is judged late against the
+// progress in state; with ProgressHorizon(0), the key's state is cleared
+// at 25 s, before r1 comes, and r1 is joined as new: the documented rule
+// beyond the horizon.
 func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 	for _, tc := range []struct {
 		name   string
@@ -289,10 +290,10 @@ func intervalForgetsProgressAfterASpan(t *testing.T, layout ...join.Option) {
 		res    []any
 		late   []any
 	}{
-		{"remembered", nil,
+		{"within_the_horizon", nil,
 			[]any{"unmatched a l1@10000 - t=10000"},
 			[]any{"late right a r1@12000"}},
-		{"KeyMemory(0)", []join.Option{join.KeyMemory(0)},
+		{"ProgressHorizon(0)", []join.Option{join.ProgressHorizon(0)},
 			[]any{"unmatched a l1@10000 - t=10000", "unmatched a - r1@12000 t=12000"},
 			nil},
 	} {
@@ -365,13 +366,12 @@ func intervalRetractAsymmetricBounds(t *testing.T, layout ...join.Option) {
 }
 
 // intervalLateAfterForget checks that a very late element is not joined as
-// new once its key's state was cleared: r1 arrives behind the
-// watermark W after its potential partner l0 was cleaned up. Prism delivers
-// a key's elements and timer firings in event-time order, so r104 reaches
-// the join only after the key's cleanup has emptied it and, for W past
-// 22001, after its state was cleared. Whatever W, r1 is late: below 22001
-// against the key's progress in state, above it against the progress the
-// process remembers of the forgotten key (KeyMemory).
+// new once its key's data is gone: r1 arrives behind the watermark W after
+// its potential partner l0 was cleaned up. Prism delivers a key's elements
+// and timer firings in event-time order, so r104 reaches the join only
+// after the key's cleanup has emptied it. Whatever W, r1 is late against
+// the key's progress, which state keeps for the progress horizon
+// (ProgressHorizon, an hour by default) after one join memory.
 func intervalLateAfterForget(t *testing.T, layout ...join.Option) {
 	for _, w := range []int64{22000, 22001, 30000, 62914} {
 		t.Run(fmt.Sprint("W=", w), func(t *testing.T) {
@@ -544,8 +544,8 @@ func TestTryIntervalErrors(t *testing.T) {
 			"beamjoin: join.Interval does not take WindowInto"},
 		{"negative_cap", []join.Option{join.Between(0, time.Second), join.MaxBufferedPerKey(-1)}, false,
 			"beamjoin: join.Interval: MaxBufferedPerKey(-1) is negative"},
-		{"negative_key_memory", []join.Option{join.Between(0, time.Second), join.KeyMemory(-1)}, false,
-			"beamjoin: join.Interval: KeyMemory(-1) is negative"},
+		{"negative_progress_horizon", []join.Option{join.Between(0, time.Second), join.ProgressHorizon(-time.Second)}, false,
+			"beamjoin: join.Interval: ProgressHorizon(-1s) must be zero or a positive whole number of milliseconds"},
 		{"zero_cleanup", []join.Option{join.Between(0, time.Second), join.CleanupEvery(0)}, false,
 			"beamjoin: join.Interval: CleanupEvery(0s) must be a positive whole number of milliseconds"},
 		{"negative_lateness", []join.Option{join.Between(0, time.Second), join.AllowedLateness(-time.Second)}, false,

@@ -107,12 +107,14 @@ func (j *joiner) timerFor(ks *keyState) timer {
 }
 
 // forgetAt is when a key that holds only its progress p is forgotten: one
-// join memory (the span, the allowed lateness and a millisecond) after p,
-// rounded up to CleanupEvery.
+// join memory (the span, the allowed lateness and a millisecond) and the
+// progress horizon (ProgressHorizon) after p, rounded up to CleanupEvery.
+// It is a function of the key's state alone, so every worker forgets the
+// key at the same event time.
 func (j *joiner) forgetAt(p int64) int64 {
 	lo, hi := j.Rules.Bounds.Millis()
 	memory := max(hi, 0) + max(-lo, 0) + j.Rules.Lateness.Milliseconds() + 1
-	return roundUp(p+memory, j.CleanupEvery)
+	return roundUp(p+memory+j.Horizon, j.CleanupEvery)
 }
 
 // latestExpiry is the latest expiry among the elements in ks.b.

@@ -60,10 +60,20 @@ func (w inputWindows) intoGlobal(s beam.Scope, col beam.PCollection) beam.PColle
 
 // restore gives col, an output of the join, the inputs' windowing: each
 // record is assigned to windows by the inputs' window function from its own
-// timestamp, with the inputs' trigger and allowed lateness.
-func (w inputWindows) restore(s beam.Scope, col beam.PCollection) beam.PCollection {
+// timestamp, with the inputs' trigger, and as allowed lateness the larger
+// of the inputs' and the join's (lateness). The join takes an element up to
+// its allowed lateness behind the watermark, and a record it makes then
+// (a pair or, under EmitImmediate, an unmatched record; no timer holds
+// for them) is up to that much behind the output watermark: with only the
+// inputs' lateness, a downstream windowed GroupByKey would drop it.
+// Records behind by no more than the join's lateness are kept by it.
+func (w inputWindows) restore(s beam.Scope, col beam.PCollection, lateness time.Duration) beam.PCollection {
 	if w.global() {
-		return col // it inherited the inputs' global windowing through the Flatten
+		// It inherited the inputs' global windowing through the Flatten,
+		// whose one window ends at the end of time: no GroupByKey drops
+		// a record of it as late, and a downstream WindowInto sets its
+		// own allowed lateness.
+		return col
 	}
 	ws := w.strategy
 	var opts []beam.WindowIntoOption
@@ -73,8 +83,8 @@ func (w inputWindows) restore(s beam.Scope, col beam.PCollection) beam.PCollecti
 	if ws.AccumulationMode == window.Accumulating {
 		opts = append(opts, beam.PanesAccumulate())
 	}
-	if ws.AllowedLateness != 0 {
-		opts = append(opts, beam.AllowedLateness(time.Duration(ws.AllowedLateness)*time.Millisecond))
+	if l := max(time.Duration(ws.AllowedLateness)*time.Millisecond, lateness); l != 0 {
+		opts = append(opts, beam.AllowedLateness(l))
 	}
 	return beam.WindowInto(s, ws.Fn, col, opts...)
 }

@@ -20,8 +20,8 @@ import (
 // never judged late by it.
 //
 // The join itself cannot read the watermark and judges an element against
-// its key's cleanup (see the package documentation's "Late data in
-// Interval"), so an element far behind the watermark on a key it never saw
+// its key's cleanup (see docs/design/interval.md, "Lateness: what the join
+// can and cannot know"), so an element far behind the watermark on a key it never saw
 // is joined as new. A source that knows its watermark (a replay, a stream
 // reader with a watermark estimate) can send an element more than
 // LateBehind behind it to a late output of its own instead; the package

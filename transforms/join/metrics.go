@@ -19,6 +19,7 @@ var counters = func() (c struct {
 	cacheMisses        beam.Counter
 	staleFirings       beam.Counter
 	bufferedPerKey     beam.Distribution
+	boundedGroupBytes  beam.Distribution
 }) {
 	for _, side := range []Side{Left, Right} {
 		s, name := side.core(), side.String()
@@ -36,5 +37,6 @@ var counters = func() (c struct {
 	c.cacheMisses = beam.NewCounter(Namespace, "cache_misses")
 	c.staleFirings = beam.NewCounter(Namespace, "stale_firings")
 	c.bufferedPerKey = beam.NewDistribution(Namespace, "buffered_per_key")
+	c.boundedGroupBytes = beam.NewDistribution(Namespace, "bounded_group_bytes")
 	return c
 }()

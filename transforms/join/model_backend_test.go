@@ -26,11 +26,17 @@ import (
 // ModelProcess is one simulated worker process: what its DoFn instances
 // share beyond their own fields.
 type ModelProcess struct {
-	id string
+	id     string
+	caches cacheBudget // what its instances' bundle caches hold together
 }
 
 // NewModelProcess returns a fresh worker process, named id.
 func NewModelProcess(id string) *ModelProcess { return &ModelProcess{id: id} }
+
+// CacheBytes is what the bundle caches of the process's instances hold
+// together, by the process's budget (BundleCacheBytes): the instances in
+// use, and any discarded after a failed bundle that Go has not collected.
+func (p *ModelProcess) CacheBytes() int64 { return p.caches.used.Load() }
 
 // modelKeyCoder is the string key coder of the model's joins, built once.
 var modelKeyCoder = sync.OnceValues(func() (coders.Element, error) {
@@ -62,9 +68,6 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 		return nil, err
 	}
 	j, bucketed := newJoiner(cfg, key)
-	// The process's memory of forgotten keys is per join and process:
-	// instances of one process share it, another process has its own.
-	j.ID = joinID(p.id)
 	in := &ModelInstance{proc: p, ctx: metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "model"), "join")}
 	switch fn := statefulFn(j, bucketed).(type) {
 	case *intervalFn:
@@ -72,6 +75,7 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 	case *bucketedIntervalFn:
 		in.fn, in.j = fn, &fn.Join
 	}
+	in.j.cache.budget = &p.caches
 	if err := in.j.Key.Setup(); err != nil {
 		return nil, err
 	}

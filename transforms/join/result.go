@@ -10,8 +10,11 @@ const (
 	KindPair Kind = iota
 	// KindUnmatched is an outer element with no partner: one side is nil.
 	KindUnmatched
-	// KindRetract withdraws an earlier KindUnmatched record for the same
-	// element (EmitRetract only); it carries the same side and value.
+	// KindRetract withdraws an earlier record (EmitRetract only) and
+	// carries its values: in Interval, a KindUnmatched record of the same
+	// element, once its first partner comes; in AsOf, a left element's
+	// pair or unmatched record, once a later-arriving version supersedes
+	// its match.
 	KindRetract
 )
 

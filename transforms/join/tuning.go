@@ -48,6 +48,20 @@ func HotKeyBuckets(n int) Option {
 	return optionFunc(func(c *config) { c.bucketAbove = n; c.set |= setHotKeyBuckets })
 }
 
+// BoundedBucket sets the width of the time buckets in which the bounded
+// path (Bounded) sweeps a key: a worker holds one bucket of a key at a
+// time, with the elements within the bounds' reach either side of it, so
+// the width times a key's densest rate bounds the memory of a sweep. The
+// default is eight times that reach (twice the larger of -lower and
+// upper, three times under EmitRetract), at least a second: the context
+// then costs at most an eighth more grouping. Narrower buckets hold less
+// and place more elements in two groups. It has no effect on which
+// records come out, and none under MaxBufferedPerKey, where a key is
+// swept whole.
+func BoundedBucket(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.bucketWidth = d; c.set |= setBoundedBucket })
+}
+
 // MaxBufferedPerKey caps the elements a key buffers on both sides together.
 // Beyond it the oldest by timestamp (on a tie, left first) are evicted and
 // counted as evicted. Under EmitFinal an evicted outer element that never
@@ -59,21 +73,28 @@ func MaxBufferedPerKey(n int) Option {
 	return optionFunc(func(c *config) { c.maxBuffered = n; c.set |= setMaxBuffered })
 }
 
-// KeyMemory sets how many forgotten keys each worker process remembers
-// for the interval join (DefaultKeyMemory unless set). A key's state is
-// cleared one join memory after its last element is removed, so that a
-// stream of ever new keys leaves no state behind; the process keeps the
-// cleared key's cleanup progress, the oldest forgotten first out, so that
-// an element arriving for the key later still is judged late against it
-// (see the package documentation's Late data) rather than joined as new.
-// The memory costs about 100 bytes of worker RAM a key and no state; it is
-// per process, so a key that moves to another worker, or a restarted
-// worker, has forgotten it. It is also per run: a pipeline run again in
-// the same process (a job retried after a runner failure, a test running
-// one pipeline twice) starts with an empty memory, as a new job would.
-// Zero turns it off.
-func KeyMemory(n int) Option {
-	return optionFunc(func(c *config) { c.keyMemory = n; c.set |= setKeyMemory })
+// DefaultProgressHorizon is how long an interval join's key keeps its
+// cleanup progress in state, once its data is gone, unless
+// ProgressHorizon says otherwise.
+const DefaultProgressHorizon = time.Hour
+
+// ProgressHorizon sets how long, in event time, an interval join's key
+// keeps its cleanup progress in Beam state after its data is gone, beyond
+// the one join memory (max(upper,0) + max(-lower,0) + allowed lateness +
+// 1 ms) it keeps it anyway: DefaultProgressHorizon unless set. Until then
+// an element that arrives on the key behind that progress is late (see
+// the package documentation's "Late data in Interval"); then a timer
+// clears the key's state, so that a stream of ever new keys leaves no
+// state behind, and the key is new to the join: a very late element on it
+// is joined as new. The rule depends on the key's state and the watermark
+// alone, so it is the same on every worker and runner, whichever process
+// the key is on and however often it moves: an element behind the
+// watermark by less than d is always judged as if the key were never
+// forgotten. A key holding only its progress costs one small bag value
+// and one timer. d is a whole number of milliseconds; zero forgets a key
+// one join memory after its data is gone.
+func ProgressHorizon(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.horizon = d; c.set |= setProgressHorizon })
 }
 
 // layout forces the interval join's state layout, for tests and benchmarks

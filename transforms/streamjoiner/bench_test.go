@@ -31,8 +31,8 @@ func newBenchStream(keys, perKey int) *benchStream {
 	return s
 }
 
-func (s *benchStream) config() Config[ev, ev, string] {
-	cfg := config(join.Inner, OfSize(benchSpacing*time.Millisecond))
+func (s *benchStream) config() joinerConfig {
+	cfg := config(join.Inner, -benchSpacing*time.Millisecond, benchSpacing*time.Millisecond)
 	cfg.MaxStateSize = s.keys * s.perKey
 	cfg.StateRetention = 1000 * time.Hour
 	return cfg
@@ -67,7 +67,7 @@ func BenchmarkStreamJoiner(b *testing.B) {
 
 func benchJoiner(b *testing.B, keys, perKey int) {
 	s := newBenchStream(keys, perKey)
-	j, err := New(s.config(), func(l, r *ev) (int64, error) { return l.At + r.At, nil })
+	j, err := newJoiner(s.config(), func(l, r *ev) (int64, error) { return l.At + r.At, nil })
 	if err != nil {
 		b.Fatal(err)
 	}

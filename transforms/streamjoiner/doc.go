@@ -9,19 +9,20 @@
 //
 // # Joining
 //
-// A StreamJoiner is built from a Config and a JoinFunc:
+// A StreamJoiner is built from the two key selectors, a JoinFunc and
+// options, in the style of package join's (go-cmp's: options are values):
 //
-//	cfg := streamjoiner.InnerJoin(
+//	j, err := streamjoiner.New(
 //		func(o Order) string { return o.UserID },
 //		func(u User) string { return u.ID },
-//		streamjoiner.OfSize(10*time.Second))
-//	cfg.LeftTime = func(o Order) int64 { return o.At }
-//	cfg.RightTime = func(u User) int64 { return u.At }
-//	j, err := streamjoiner.New(cfg, func(o *Order, u *User) (Enriched, error) {
-//		return Enriched{OrderID: o.ID, Name: u.Name}, nil
-//	})
+//		func(o *Order, u *User) (Enriched, error) {
+//			return Enriched{OrderID: o.ID, Name: u.Name}, nil
+//		},
+//		streamjoiner.Between(-10*time.Second, 10*time.Second),
+//		streamjoiner.LeftTime(func(o Order) int64 { return o.At }),
+//		streamjoiner.RightTime(func(u User) int64 { return u.At }))
 //
-// New validates the configuration once; afterwards every element is fed
+// New validates the options once; afterwards every element is fed
 // with ProcessLeft or ProcessRight, which returns the records the element
 // produced. An element is first matched against the other side's buffered
 // elements with the same key, then buffered itself, so whichever of two
@@ -30,20 +31,19 @@
 // # Matching
 //
 // A left element l and a right element r match iff their keys are equal and
-// r's timestamp lies in the Bounds around l's:
+// r's timestamp lies within the bounds given by Between, as in the Beam
+// interval join's join.Between(lower, upper):
 //
-//	ts(l) - Before <= ts(r) <= ts(l) + After
+//	lower <= ts(r) - ts(l) <= upper
 //
-// The left element is always the reference, whichever arrives first, so
-// the pairs produced depend only on which elements have been fed, not on
-// their order (as long as neither was dropped in between, see below). In
-// the Beam interval join's terms the bounds are
-// join.Between(-Before, +After).
+// (LowerExclusive and UpperExclusive exclude the ends.) The left element is
+// always the reference, whichever arrives first, so the pairs produced
+// depend only on which elements have been fed, not on their order (as long
+// as neither was dropped in between, see below).
 //
-// Timestamps are milliseconds since the Unix epoch, read by the LeftTime
-// and RightTime functions of the Config. A side without one is stamped with
-// the Config's Clock when its element arrives, so its elements pair by
-// arrival time.
+// Timestamps are milliseconds since the Unix epoch, read by the functions
+// given with LeftTime and RightTime. A side without one is stamped with the
+// Clock when its element arrives, so its elements pair by arrival time.
 //
 // # Join types and outer records
 //
@@ -69,7 +69,7 @@
 //     largest timestamp seen so far minus the retention. The reference is
 //     the data, not the clock, so a StreamJoiner replays historical
 //     timestamps the same way at any time. The retention must be at least
-//     the Span of the Bounds, so that no element a newly arrived one could match
+//     the span of the bounds, so that no element a newly arrived one could match
 //     has been dropped.
 //
 // An element that arrives older than the retention still joins whatever is
@@ -106,6 +106,6 @@
 // # Concurrency
 //
 // All methods of a StreamJoiner may be called from many goroutines. They
-// take turns on one lock, so the functions of the Config and the JoinFunc
+// take turns on one lock, so the functions given to New
 // are never called concurrently by the same joiner.
 package streamjoiner

@@ -12,17 +12,13 @@ import (
 // Strings joined with themselves: a right "k1" buffered first, then a left
 // "k1" within five seconds of it produces the pair.
 func Example() {
-	cfg := streamjoiner.InnerJoin(
-		func(s string) string { return s },
-		func(s string) string { return s },
-		streamjoiner.OfSize(5*time.Second))
-	// Without timestamp extractors elements are stamped with the clock when
-	// they arrive; a fixed clock keeps this example's output stable.
-	cfg.Clock = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
-
-	joiner, err := streamjoiner.New(cfg, func(l, r *string) (string, error) {
-		return *l + "+" + *r, nil
-	})
+	self := func(s string) string { return s }
+	joiner, err := streamjoiner.New(self, self,
+		func(l, r *string) (string, error) { return *l + "+" + *r, nil },
+		streamjoiner.Between(-5*time.Second, 5*time.Second),
+		// Without LeftTime and RightTime elements are stamped with the
+		// clock when they arrive; a fixed clock keeps the output stable.
+		streamjoiner.Clock(func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }))
 	if err != nil {
 		panic(err)
 	}
@@ -55,19 +51,16 @@ type EnrichedOrder struct {
 // at most ten seconds away from the order, with the state limits set.
 func Example_orderUser() {
 	joiner, err := streamjoiner.New(
-		streamjoiner.Config[Order, User, string]{
-			Type:           join.Inner,
-			Bounds:         streamjoiner.OfSize(10 * time.Second),
-			LeftKey:        func(o Order) string { return o.UserID },
-			RightKey:       func(u User) string { return u.ID },
-			LeftTime:       func(o Order) int64 { return o.At },
-			RightTime:      func(u User) int64 { return u.At },
-			MaxStateSize:   1000,
-			StateRetention: 30 * time.Minute,
-		},
+		func(o Order) string { return o.UserID },
+		func(u User) string { return u.ID },
 		func(o *Order, u *User) (EnrichedOrder, error) {
 			return EnrichedOrder{OrderID: o.ID, Name: u.Name, Amount: o.Amount}, nil
-		})
+		},
+		streamjoiner.Between(-10*time.Second, 10*time.Second),
+		streamjoiner.LeftTime(func(o Order) int64 { return o.At }),
+		streamjoiner.RightTime(func(u User) int64 { return u.At }),
+		streamjoiner.MaxStateSize(1000),
+		streamjoiner.StateRetention(30*time.Minute))
 	if err != nil {
 		panic(err)
 	}
@@ -92,14 +85,8 @@ func Example_orderUser() {
 // and then "1|1", and must tolerate or deduplicate that.
 func Example_fullOuter() {
 	joiner, err := streamjoiner.New(
-		streamjoiner.Config[string, int, string]{
-			Type:      join.FullOuter,
-			Bounds:    streamjoiner.OfSize(time.Minute),
-			LeftKey:   func(s string) string { return s },
-			RightKey:  strconv.Itoa,
-			LeftTime:  func(string) int64 { return 0 },
-			RightTime: func(int) int64 { return 30_000 },
-		},
+		func(s string) string { return s },
+		strconv.Itoa,
 		func(l *string, r *int) (string, error) {
 			left, right := "<nil>", "<nil>"
 			if l != nil {
@@ -109,7 +96,11 @@ func Example_fullOuter() {
 				right = strconv.Itoa(*r)
 			}
 			return left + "|" + right, nil
-		})
+		},
+		streamjoiner.Between(-time.Minute, time.Minute),
+		streamjoiner.JoinType(join.FullOuter),
+		streamjoiner.LeftTime(func(string) int64 { return 0 }),
+		streamjoiner.RightTime(func(int) int64 { return 30_000 }))
 	if err != nil {
 		panic(err)
 	}
@@ -132,20 +123,18 @@ func Example_fullOuter() {
 func ExampleJoinedElement() {
 	at := func(s string) int64 { n, _ := strconv.Atoi(s[1:]); return int64(n) }
 	joiner, err := streamjoiner.New(
-		streamjoiner.Config[string, string, byte]{
-			Type:      join.LeftOuter,
-			Bounds:    streamjoiner.AfterOnly(5 * time.Millisecond),
-			LeftKey:   func(s string) byte { return s[0] },
-			RightKey:  func(s string) byte { return s[0] },
-			LeftTime:  at,
-			RightTime: at,
-		},
+		func(s string) byte { return s[0] },
+		func(s string) byte { return s[0] },
 		func(l, r *string) (streamjoiner.JoinedElement[string, string], error) {
 			if r == nil {
 				return streamjoiner.LeftOnly[string, string](*l, at(*l)), nil
 			}
 			return streamjoiner.Joined(*l, *r, max(at(*l), at(*r))), nil
-		})
+		},
+		streamjoiner.Between(0, 5*time.Millisecond),
+		streamjoiner.JoinType(join.LeftOuter),
+		streamjoiner.LeftTime(at),
+		streamjoiner.RightTime(at))
 	if err != nil {
 		panic(err)
 	}
@@ -158,15 +147,6 @@ func ExampleJoinedElement() {
 	// a10 a13 true 13
 }
 
-func ExampleBounds_Contains() {
-	b := streamjoiner.Of(5*time.Second, 10*time.Second)
-	fmt.Println(b.Contains(100_000, 95_000), b.Contains(100_000, 94_999), b.Contains(100_000, 110_000))
-	fmt.Println(b)
-	// Output:
-	// true false true
-	// Bounds(before=5s, after=10s)
-}
-
 // Stats accounts for every element: per side, In = Buffered + Evicted +
 // Dropped + Cleared, and on an outer side In = Matched + Unmatched -
 // MatchedAfterUnmatched. Here the left "1" is emitted alone, then paired
@@ -174,20 +154,18 @@ func ExampleBounds_Contains() {
 // nothing else.
 func ExampleStreamJoiner_Stats() {
 	joiner, err := streamjoiner.New(
-		streamjoiner.Config[string, int, string]{
-			Type:    join.LeftOuter,
-			Bounds:  streamjoiner.OfSize(time.Minute),
-			LeftKey: func(s string) string { return s },
-			RightKey: func(n int) string {
-				if n < 0 {
-					return "" // no key
-				}
-				return strconv.Itoa(n)
-			},
-			LeftTime:  func(string) int64 { return 0 },
-			RightTime: func(int) int64 { return 30_000 },
+		func(s string) string { return s },
+		func(n int) string {
+			if n < 0 {
+				return "" // no key
+			}
+			return strconv.Itoa(n)
 		},
-		func(l *string, r *int) (string, error) { return fmt.Sprint(l != nil, r != nil), nil })
+		func(l *string, r *int) (string, error) { return fmt.Sprint(l != nil, r != nil), nil },
+		streamjoiner.Between(-time.Minute, time.Minute),
+		streamjoiner.JoinType(join.LeftOuter),
+		streamjoiner.LeftTime(func(string) int64 { return 0 }),
+		streamjoiner.RightTime(func(int) int64 { return 30_000 }))
 	if err != nil {
 		panic(err)
 	}

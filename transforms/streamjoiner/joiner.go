@@ -53,12 +53,12 @@ func (e *unusableKeyError) Is(target error) bool { return target == ErrUnusableK
 // documentation for what it emits and when it forgets.
 //
 // A StreamJoiner is safe for concurrent use. Its methods take turns, so the
-// functions of its Config and its JoinFunc are never called concurrently by
+// functions given to New are never called concurrently by
 // one joiner.
-type StreamJoiner[L, R any, K comparable, O any] struct {
-	cfg       Config[L, R, K]
+type StreamJoiner[K comparable, L, R, O any] struct {
+	cfg       settings[K, L, R]
 	fn        JoinFunc[L, R, O]
-	sides     [2]reader[L, R, K]
+	sides     [2]reader[K, L, R]
 	rules     match.Rules
 	retention int64 // StateRetention in milliseconds
 	// keyIsInterface: a K that is an interface type can hold a nil pointer
@@ -73,7 +73,7 @@ type StreamJoiner[L, R any, K comparable, O any] struct {
 	zeroKeyIsEmpty bool
 
 	mu      sync.Mutex
-	keys    keyTable[L, R, K]
+	keys    keyTable[K, L, R]
 	sizes   [2]int // buffered elements per side
 	maxTime int64  // the largest timestamp seen, or math.MinInt64
 	stats   Stats  // Buffered is filled in by Stats
@@ -88,48 +88,57 @@ type value[L, R any] struct {
 }
 
 // reader reads the key and the timestamp of one side's elements, with that
-// side's functions from the Config: all that tells the sides apart.
-type reader[L, R any, K comparable] struct {
+// side's functions given to New: all that tells the sides apart.
+type reader[K comparable, L, R any] struct {
 	key  func(value[L, R]) K
 	time func(value[L, R]) int64 // nil: stamp with the clock
 }
 
 // readers returns the readers of the two sides.
-func readers[L, R any, K comparable](cfg Config[L, R, K]) [2]reader[L, R, K] {
-	var rs [2]reader[L, R, K]
-	rs[match.Left].key = func(v value[L, R]) K { return cfg.LeftKey(*v.left) }
-	rs[match.Right].key = func(v value[L, R]) K { return cfg.RightKey(*v.right) }
-	if cfg.LeftTime != nil {
-		rs[match.Left].time = func(v value[L, R]) int64 { return cfg.LeftTime(*v.left) }
+func readers[K comparable, L, R any](cfg settings[K, L, R]) [2]reader[K, L, R] {
+	var rs [2]reader[K, L, R]
+	rs[match.Left].key = func(v value[L, R]) K { return cfg.leftKey(*v.left) }
+	rs[match.Right].key = func(v value[L, R]) K { return cfg.rightKey(*v.right) }
+	if cfg.leftTime != nil {
+		rs[match.Left].time = func(v value[L, R]) int64 { return cfg.leftTime(*v.left) }
 	}
-	if cfg.RightTime != nil {
-		rs[match.Right].time = func(v value[L, R]) int64 { return cfg.RightTime(*v.right) }
+	if cfg.rightTime != nil {
+		rs[match.Right].time = func(v value[L, R]) int64 { return cfg.rightTime(*v.right) }
 	}
 	return rs
 }
 
-// New validates cfg, fills in its defaults and returns a joiner that joins
-// with fn. The errors name the field at fault.
-func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O]) (*StreamJoiner[L, R, K, O], error) {
-	cfg, err := cfg.withDefaults()
+// New returns a joiner that reads keys with leftKey and rightKey and makes
+// its records with fn, configured by opts; Between is required:
+//
+//	j, err := streamjoiner.New(
+//		func(o Order) string { return o.UserID },
+//		func(u User) string { return u.ID },
+//		func(o *Order, u *User) (Enriched, error) { return Enriched{o.ID, u.Name}, nil },
+//		streamjoiner.Between(-10*time.Second, 10*time.Second),
+//		streamjoiner.JoinType(join.LeftOuter))
+//
+// It checks the options once; the errors name the option at fault.
+func New[K comparable, L, R, O any](leftKey func(L) K, rightKey func(R) K, fn JoinFunc[L, R, O], opts ...Option) (*StreamJoiner[K, L, R, O], error) {
+	cfg, err := newSettings(leftKey, rightKey, opts)
 	if err != nil {
 		return nil, err
 	}
 	if fn == nil {
-		return nil, fmt.Errorf("beamjoin: join function is missing")
+		return nil, fmt.Errorf("beamjoin: streamjoiner.New: the join function is nil")
 	}
 	kt := reflect.TypeFor[K]()
-	return &StreamJoiner[L, R, K, O]{
+	return &StreamJoiner[K, L, R, O]{
 		cfg:               cfg,
 		fn:                fn,
 		sides:             readers(cfg),
-		rules:             match.Rules{Bounds: cfg.Bounds.core(), Type: match.Type(cfg.Type), Emit: match.Immediate},
-		retention:         cfg.StateRetention.Milliseconds(),
+		rules:             match.Rules{Bounds: cfg.bounds, Type: match.Type(cfg.typ), Emit: match.Immediate},
+		retention:         cfg.retention.Milliseconds(),
 		keyIsInterface:    kt.Kind() == reflect.Interface,
 		keyHoldsInterface: kt.Kind() != reflect.Interface && holds(kt, reflect.Interface),
 		keyMayBeNaN:       holds(kt, reflect.Interface, reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128),
 		zeroKeyIsEmpty:    emptyValue(reflect.Zero(kt)),
-		keys:              newKeyTable[L, R, K](),
+		keys:              newKeyTable[K, L, R](),
 		maxTime:           math.MinInt64,
 	}, nil
 }
@@ -144,7 +153,7 @@ func New[L, R any, K comparable, O any](cfg Config[L, R, K], fn JoinFunc[L, R, O
 // no records and the error wrapped, and the call has changed nothing: the
 // element is not buffered, and nothing was evicted or dropped for it, so
 // calling again with the same element makes no pair twice.
-func (j *StreamJoiner[L, R, K, O]) ProcessLeft(l L) ([]O, error) {
+func (j *StreamJoiner[K, L, R, O]) ProcessLeft(l L) ([]O, error) {
 	return j.arrive(match.Left, value[L, R]{left: &l})
 }
 
@@ -152,13 +161,13 @@ func (j *StreamJoiner[L, R, K, O]) ProcessLeft(l L) ([]O, error) {
 // left elements buffered under its key (in their timestamp order), buffers
 // it, and emits it alone if it found none and the join type is RightOuter
 // or FullOuter.
-func (j *StreamJoiner[L, R, K, O]) ProcessRight(r R) ([]O, error) {
+func (j *StreamJoiner[K, L, R, O]) ProcessRight(r R) ([]O, error) {
 	return j.arrive(match.Right, value[L, R]{right: &r})
 }
 
 // arrive reads the key and timestamp of v, an element of side s, and
 // processes it: ProcessLeft and ProcessRight in one.
-func (j *StreamJoiner[L, R, K, O]) arrive(s match.Side, v value[L, R]) ([]O, error) {
+func (j *StreamJoiner[K, L, R, O]) arrive(s match.Side, v value[L, R]) ([]O, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	read := j.sides[s]
@@ -171,14 +180,14 @@ func (j *StreamJoiner[L, R, K, O]) arrive(s match.Side, v value[L, R]) ([]O, err
 	if read.time != nil {
 		ts = read.time(v)
 	} else {
-		ts = j.cfg.Clock().UnixMilli()
+		ts = j.cfg.clock().UnixMilli()
 	}
 	return j.process(k, match.Entry[value[L, R]]{Side: s, Time: ts, Value: v})
 }
 
 // LeftBufferSize returns the number of left elements buffered, across all
 // keys.
-func (j *StreamJoiner[L, R, K, O]) LeftBufferSize() int {
+func (j *StreamJoiner[K, L, R, O]) LeftBufferSize() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.sizes[match.Left]
@@ -186,7 +195,7 @@ func (j *StreamJoiner[L, R, K, O]) LeftBufferSize() int {
 
 // RightBufferSize returns the number of right elements buffered, across
 // all keys.
-func (j *StreamJoiner[L, R, K, O]) RightBufferSize() int {
+func (j *StreamJoiner[K, L, R, O]) RightBufferSize() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.sizes[match.Right]
@@ -195,7 +204,7 @@ func (j *StreamJoiner[L, R, K, O]) RightBufferSize() int {
 // Clear empties both buffers and forgets the largest timestamp seen,
 // returning the joiner's buffers to the state New left them in. Stats keeps
 // counting: the elements Clear removes are counted as Cleared.
-func (j *StreamJoiner[L, R, K, O]) Clear() {
+func (j *StreamJoiner[K, L, R, O]) Clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.stats.Left.Cleared += int64(j.sizes[match.Left])
@@ -211,7 +220,7 @@ func (j *StreamJoiner[L, R, K, O]) Clear() {
 // like any other. It also returns an error for a key that cannot be used
 // (ErrUnusableKey): one holding a value that cannot be compared, which a
 // map access would panic on, or a NaN, which no key equals.
-func (j *StreamJoiner[L, R, K, O]) checkKey(s match.Side, k K) error {
+func (j *StreamJoiner[K, L, R, O]) checkKey(s match.Side, k K) error {
 	if j.keyIsInterface {
 		v := reflect.ValueOf(k)
 		if !v.IsValid() || emptyValue(v) {
@@ -307,7 +316,7 @@ func emptyValue(v reflect.Value) bool {
 // process makes e's records, joining it under key k, and only then, if
 // they could all be made, buffers e and applies the size cap and the
 // retention: a failing fn leaves no trace.
-func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O, error) {
+func (j *StreamJoiner[K, L, R, O]) process(k K, e match.Entry[value[L, R]]) ([]O, error) {
 	var partners []match.Entry[value[L, R]]
 	if buf, ok := j.keys.lookup(k); ok {
 		partners = buf.Partners(j.rules, e.Side, e.Time)
@@ -348,7 +357,7 @@ func (j *StreamJoiner[L, R, K, O]) process(k K, e match.Entry[value[L, R]]) ([]O
 
 // records calls fn for e's pairs with partners and, if unmatched, for e
 // alone.
-func (j *StreamJoiner[L, R, K, O]) records(k K, e match.Entry[value[L, R]], partners []match.Entry[value[L, R]], unmatched bool) ([]O, error) {
+func (j *StreamJoiner[K, L, R, O]) records(k K, e match.Entry[value[L, R]], partners []match.Entry[value[L, R]], unmatched bool) ([]O, error) {
 	n := len(partners)
 	if unmatched {
 		n++
@@ -381,8 +390,8 @@ func (j *StreamJoiner[L, R, K, O]) records(k K, e match.Entry[value[L, R]], part
 
 // evictOldest removes the oldest elements across all keys, one at a time,
 // until the buffers are within MaxStateSize.
-func (j *StreamJoiner[L, R, K, O]) evictOldest() {
-	for j.sizes[match.Left]+j.sizes[match.Right] > j.cfg.MaxStateSize {
+func (j *StreamJoiner[K, L, R, O]) evictOldest() {
+	for j.sizes[match.Left]+j.sizes[match.Right] > j.cfg.maxStateSize {
 		buf, _, _ := j.keys.oldest()
 		j.removed(buf.Evict(j.rules, buf.Len()-1), true)
 	}
@@ -390,7 +399,7 @@ func (j *StreamJoiner[L, R, K, O]) evictOldest() {
 
 // dropRetired removes every element older than the largest timestamp seen
 // minus StateRetention. Each key with such elements is visited once.
-func (j *StreamJoiner[L, R, K, O]) dropRetired() {
+func (j *StreamJoiner[K, L, R, O]) dropRetired() {
 	cutoff := int64(math.MinInt64)
 	if j.maxTime > math.MinInt64+j.retention {
 		cutoff = j.maxTime - j.retention
@@ -406,7 +415,7 @@ func (j *StreamJoiner[L, R, K, O]) dropRetired() {
 
 // removed accounts for elements that just left the buffer of the key with
 // the oldest element, evicted by the size cap or dropped by the retention.
-func (j *StreamJoiner[L, R, K, O]) removed(gone []match.Entry[value[L, R]], evicted bool) {
+func (j *StreamJoiner[K, L, R, O]) removed(gone []match.Entry[value[L, R]], evicted bool) {
 	for i := range gone {
 		s := gone[i].Side
 		j.sizes[s]--

@@ -49,22 +49,50 @@ func name(l, r *ev) (string, error) {
 	return ln + "+" + rn, nil
 }
 
-func config(ty join.Type, b Bounds) Config[ev, ev, string] {
-	return Config[ev, ev, string]{
-		Type:      ty,
-		Bounds:    b,
-		LeftKey:   func(e ev) string { return e.Key },
-		RightKey:  func(e ev) string { return e.Key },
-		LeftTime:  func(e ev) int64 { return e.At },
-		RightTime: func(e ev) int64 { return e.At },
+// joinerConfig is what a test says about a joiner of ev elements keyed by
+// Key; opts turns it into New's options, leaving out the zero fields.
+type joinerConfig struct {
+	Type                join.Type
+	Lower, Upper        time.Duration
+	LeftTime, RightTime func(ev) int64
+	Clock               func() time.Time
+	MaxStateSize        int
+	StateRetention      time.Duration
+}
+
+func (c joinerConfig) opts() []Option {
+	opts := []Option{JoinType(c.Type), Between(c.Lower, c.Upper), LeftTime(c.LeftTime), RightTime(c.RightTime)}
+	if c.Clock != nil {
+		opts = append(opts, Clock(c.Clock))
 	}
+	if c.MaxStateSize != 0 {
+		opts = append(opts, MaxStateSize(c.MaxStateSize))
+	}
+	if c.StateRetention != 0 {
+		opts = append(opts, StateRetention(c.StateRetention))
+	}
+	return opts
+}
+
+// config is a joiner of type ty with bounds [lower, upper] whose elements
+// carry their timestamps in At.
+func config(ty join.Type, lower, upper time.Duration) joinerConfig {
+	at := func(e ev) int64 { return e.At }
+	return joinerConfig{Type: ty, Lower: lower, Upper: upper, LeftTime: at, RightTime: at}
+}
+
+func evKey(e ev) string { return e.Key }
+
+// newJoiner is New with the options of cfg.
+func newJoiner[O any](cfg joinerConfig, fn JoinFunc[ev, ev, O]) (*StreamJoiner[string, ev, ev, O], error) {
+	return New(evKey, evKey, fn, cfg.opts()...)
 }
 
 // run feeds the steps to a joiner made from cfg and diffs the whole
 // transcript: every step's records and buffer sizes.
-func run(t *testing.T, cfg Config[ev, ev, string], steps []step) {
+func run(t *testing.T, cfg joinerConfig, steps []step) {
 	t.Helper()
-	j, err := New(cfg, name)
+	j, err := newJoiner(cfg, name)
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
@@ -97,7 +125,6 @@ const sec = int64(time.Second / time.Millisecond)
 
 func TestJoinTypes(t *testing.T) {
 	// The window lets a right element be 5 s before to 10 s after a left one.
-	w := Of(5*time.Second, 10*time.Second)
 	tests := []struct {
 		name  string
 		ty    join.Type
@@ -152,7 +179,7 @@ func TestJoinTypes(t *testing.T) {
 		}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { run(t, config(tc.ty, w), tc.steps) })
+		t.Run(tc.name, func(t *testing.T) { run(t, config(tc.ty, -5*time.Second, 10*time.Second), tc.steps) })
 	}
 }
 
@@ -160,48 +187,45 @@ func TestBounds(t *testing.T) {
 	// Offsets of a right element from a left one, in milliseconds.
 	probes := []int64{-10001, -10000, -5001, -5000, -1, 0, 1, 5000, 5001, 10000, 10001}
 	tests := []struct {
-		name          string
-		in            Bounds
-		before, after time.Duration
-		bounds        string
-		span          time.Duration
-		contains      []int64
+		name   string
+		opts   []Option
+		bounds string
+		span   time.Duration
+		joins  []int64
 	}{
-		{"of_is_asymmetric", Of(5*time.Second, 10*time.Second), 5 * time.Second, 10 * time.Second,
+		{"asymmetric", []Option{Between(-5*time.Second, 10*time.Second)},
 			"[-5s, 10s]", 15 * time.Second, []int64{-5000, -1, 0, 1, 5000, 5001, 10000}},
-		{"of_size_is_symmetric", OfSize(5 * time.Second), 5 * time.Second, 5 * time.Second,
+		{"symmetric", []Option{Between(-5*time.Second, 5*time.Second)},
 			"[-5s, 5s]", 10 * time.Second, []int64{-5000, -1, 0, 1, 5000}},
-		{"after_only_looks_forward", AfterOnly(10 * time.Second), 0, 10 * time.Second,
+		{"after_only_looks_forward", []Option{Between(0, 10*time.Second)},
 			"[0s, 10s]", 10 * time.Second, []int64{0, 1, 5000, 5001, 10000}},
-		{"before_only_looks_back", BeforeOnly(10 * time.Second), 10 * time.Second, 0,
+		{"before_only_looks_back", []Option{Between(-10*time.Second, 0)},
 			"[-10s, 0s]", 10 * time.Second, []int64{-10000, -5001, -5000, -1, 0}},
-		{"negative_after_excludes_the_left_time", Of(10*time.Second, -5*time.Second), 10 * time.Second, -5 * time.Second,
+		{"negative_upper_excludes_the_left_time", []Option{Between(-10*time.Second, -5*time.Second)},
 			"[-10s, -5s]", 10 * time.Second, []int64{-10000, -5001, -5000}},
-		{"zero_size_is_same_millisecond", OfSize(0), 0, 0,
+		{"zero_width_is_same_millisecond", []Option{Between(0, 0)},
 			"[0s, 0s]", 0, []int64{0}},
+		{"exclusive_ends", []Option{Between(-5*time.Second, 5*time.Second), LowerExclusive(), UpperExclusive()},
+			"(-5s, 5s)", 9998 * time.Millisecond, []int64{-1, 0, 1}},
+		{"lower_exclusive_only", []Option{LowerExclusive(), Between(-5*time.Second, 0)},
+			"(-5s, 0s]", 4999 * time.Millisecond, []int64{-1, 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			type view struct {
-				Before, After, Span time.Duration
-				Bounds              string
-				Contains, Joins     []int64
+				Bounds string
+				Span   time.Duration
+				Joins  []int64
 			}
-			want := view{tc.before, tc.after, tc.span, tc.bounds, tc.contains, tc.contains}
-			got := view{Before: tc.in.Before(), After: tc.in.After(), Span: tc.in.Span(), Bounds: tc.in.core().String()}
-			const ref = 100 * sec
-			for _, d := range probes {
-				if tc.in.Contains(ref, ref+d) {
-					got.Contains = append(got.Contains, d)
-				}
-			}
-			// A joiner with the bounds pairs exactly the offsets it contains.
-			cfg := config(join.Inner, tc.in)
-			cfg.StateRetention = time.Hour
-			j, err := New(cfg, name)
+			// A joiner with the bounds pairs exactly the offsets inside them.
+			at := func(e ev) int64 { return e.At }
+			opts := append([]Option{LeftTime(at), RightTime(at), StateRetention(time.Hour)}, tc.opts...)
+			j, err := New(evKey, evKey, name, opts...)
 			if err != nil {
 				t.Fatalf("New() = %v", err)
 			}
+			got := view{Bounds: j.cfg.bounds.String(), Span: boundsSpan(j.cfg.bounds)}
+			const ref = 100 * sec
 			if _, err := j.ProcessLeft(ev{"k", ref, "l"}); err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +238,7 @@ func TestBounds(t *testing.T) {
 					got.Joins = append(got.Joins, d)
 				}
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(view{tc.bounds, tc.span, tc.joins}, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -256,7 +280,7 @@ func TestEviction(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config(tc.ty, OfSize(5*time.Second))
+			cfg := config(tc.ty, -5*time.Second, 5*time.Second)
 			cfg.MaxStateSize = tc.max
 			run(t, cfg, tc.steps)
 		})
@@ -294,7 +318,7 @@ func TestRetention(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config(join.Inner, OfSize(10*time.Second))
+			cfg := config(join.Inner, -10*time.Second, 10*time.Second)
 			cfg.StateRetention = 20 * time.Second
 			cfg.Clock = func() time.Time {
 				t.Error("the clock was read; retention must be measured from timestamps")
@@ -308,11 +332,11 @@ func TestRetention(t *testing.T) {
 // TestRetentionIgnoresTheClock feeds timestamps from 1970 while the clock
 // says 2026: nothing is dropped for being old by the clock.
 func TestRetentionIgnoresTheClock(t *testing.T) {
-	cfg := config(join.Inner, OfSize(time.Second))
+	cfg := config(join.Inner, -time.Second, time.Second)
 	cfg.StateRetention = time.Second * 2
 	cfg.RightTime = nil
 	cfg.Clock = func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
-	j, err := New(cfg, name)
+	j, err := newJoiner(cfg, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,10 +360,10 @@ func TestRetentionIgnoresTheClock(t *testing.T) {
 
 func TestDefaultTimestampIsArrivalClock(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
-	cfg := config(join.LeftOuter, OfSize(5*time.Second))
+	cfg := config(join.LeftOuter, -5*time.Second, 5*time.Second)
 	cfg.LeftTime, cfg.RightTime = nil, nil
 	cfg.Clock = func() time.Time { return now }
-	j, err := New(cfg, name)
+	j, err := newJoiner(cfg, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,47 +392,50 @@ func TestDefaultTimestampIsArrivalClock(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	valid := config(join.Inner, OfSize(5*time.Second))
+	at := func(e ev) int64 { return e.At }
+	valid := []Option{Between(-5*time.Second, 5*time.Second), LeftTime(at), RightTime(at)}
+	const op = "beamjoin: streamjoiner.New"
 	tests := []struct {
-		name string
-		edit func(*Config[ev, ev, string])
-		fn   JoinFunc[ev, ev, string]
-		want string
+		name    string
+		leftKey func(ev) string
+		fn      JoinFunc[ev, ev, string]
+		opts    []Option
+		want    string
 	}{
-		{"unknown_type", func(c *Config[ev, ev, string]) { c.Type = 7 }, name,
-			"beamjoin: unknown join type Type(7)"},
-		{"missing_window", func(c *Config[ev, ev, string]) { c.Bounds = Bounds{} }, name,
-			"beamjoin: bounds are missing; make them with Of, OfSize, AfterOnly or BeforeOnly"},
-		{"window_matches_nothing", func(c *Config[ev, ev, string]) { c.Bounds = Of(-5*time.Second, 2*time.Second) }, name,
-			"beamjoin: Bounds(before=-5s, after=2s) matches nothing: before + after is negative"},
-		{"window_finer_than_a_millisecond", func(c *Config[ev, ev, string]) { c.Bounds = AfterOnly(1500 * time.Microsecond) }, name,
-			"beamjoin: Bounds(before=0s, after=1.5ms) must be whole milliseconds, the precision of timestamps"},
-		{"missing_left_key", func(c *Config[ev, ev, string]) { c.LeftKey = nil }, name,
-			"beamjoin: left key selector is missing"},
-		{"missing_right_key", func(c *Config[ev, ev, string]) { c.RightKey = nil }, name,
-			"beamjoin: right key selector is missing"},
-		{"negative_max_state_size", func(c *Config[ev, ev, string]) { c.MaxStateSize = -1 }, name,
-			"beamjoin: max state size -1 must be > 0 (0 means the default, 10000)"},
-		{"negative_retention", func(c *Config[ev, ev, string]) { c.StateRetention = -time.Second }, name,
-			"beamjoin: state retention -1s must be > 0 (0 means the default, 1h0m0s)"},
-		{"retention_finer_than_a_millisecond", func(c *Config[ev, ev, string]) { c.StateRetention = time.Minute + time.Microsecond }, name,
-			"beamjoin: state retention 1m0.000001s must be whole milliseconds, the precision of timestamps"},
-		{"retention_shorter_than_window_span", func(c *Config[ev, ev, string]) { c.StateRetention = 9 * time.Second }, name,
-			"beamjoin: state retention 9s is shorter than the span 10s of Bounds(before=5s, after=5s): elements still inside the bounds would be dropped"},
-		{"default_retention_shorter_than_window_span", func(c *Config[ev, ev, string]) { c.Bounds = Of(time.Hour, time.Minute) }, name,
-			"beamjoin: state retention 1h0m0s is shorter than the span 1h1m0s of Bounds(before=1h0m0s, after=1m0s): elements still inside the bounds would be dropped"},
-		{"retention_shorter_than_far_end_of_one_sided_window", func(c *Config[ev, ev, string]) {
-			c.Bounds, c.StateRetention = Of(10*time.Second, -2*time.Second), 8*time.Second
-		}, name,
-			"beamjoin: state retention 8s is shorter than the span 10s of Bounds(before=10s, after=-2s): elements still inside the bounds would be dropped"},
-		{"missing_join_function", func(*Config[ev, ev, string]) {}, nil,
-			"beamjoin: join function is missing"},
+		{"unknown_type", evKey, name, []Option{JoinType(7)},
+			op + ": unknown join type Type(7)"},
+		{"nil_option", evKey, name, []Option{nil},
+			op + ": option 3 is nil"},
+		{"bounds_match_nothing", evKey, name, []Option{Between(5*time.Second, 2*time.Second)},
+			op + ": Between: lower bound 5s is greater than upper bound 2s"},
+		{"exclusive_ends_leave_nothing", evKey, name, []Option{Between(0, 0), UpperExclusive()},
+			op + ": Between: bounds [0s, 0s) match nothing: the interval is empty once its exclusive ends are removed"},
+		{"bounds_finer_than_a_millisecond", evKey, name, []Option{Between(0, 1500*time.Microsecond)},
+			op + ": Between: bounds [0s, 1.5ms] must be whole milliseconds, the precision of event time"},
+		{"missing_left_key", nil, name, nil,
+			op + ": the left key selector is nil"},
+		{"missing_join_function", evKey, nil, nil,
+			op + ": the join function is nil"},
+		{"left_time_of_another_type", evKey, name, []Option{LeftTime(func(int) int64 { return 0 })},
+			op + ": LeftTime takes a func(streamjoiner.ev) int64 for this joiner's left elements, got func(int) int64"},
+		{"right_time_of_another_type", evKey, name, []Option{RightTime(func(*ev) int64 { return 0 })},
+			op + ": RightTime takes a func(streamjoiner.ev) int64 for this joiner's right elements, got func(*streamjoiner.ev) int64"},
+		{"zero_max_state_size", evKey, name, []Option{MaxStateSize(0)},
+			op + ": MaxStateSize(0) must be positive"},
+		{"negative_retention", evKey, name, []Option{StateRetention(-time.Second)},
+			op + ": StateRetention(-1s) must be a positive whole number of milliseconds, the precision of timestamps"},
+		{"retention_finer_than_a_millisecond", evKey, name, []Option{StateRetention(time.Minute + time.Microsecond)},
+			op + ": StateRetention(1m0.000001s) must be a positive whole number of milliseconds, the precision of timestamps"},
+		{"retention_shorter_than_bounds_span", evKey, name, []Option{StateRetention(9 * time.Second)},
+			op + ": StateRetention(9s) is shorter than the span 10s of the bounds [-5s, 5s]: elements still inside the bounds would be dropped"},
+		{"default_retention_shorter_than_bounds_span", evKey, name, []Option{Between(-time.Hour, time.Minute)},
+			op + ": the default StateRetention, 1h0m0s, is shorter than the span 1h1m0s of the bounds [-1h0m0s, 1m0s]: elements still inside the bounds would be dropped"},
+		{"retention_shorter_than_far_end_of_one_sided_bounds", evKey, name, []Option{Between(-10*time.Second, -2*time.Second), StateRetention(8 * time.Second)},
+			op + ": StateRetention(8s) is shorter than the span 10s of the bounds [-10s, -2s]: elements still inside the bounds would be dropped"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := valid
-			tc.edit(&cfg)
-			j, err := New(cfg, tc.fn)
+			j, err := New(tc.leftKey, evKey, tc.fn, append(append([]Option{}, valid...), tc.opts...)...)
 			if err == nil {
 				t.Fatalf("New() = %v, nil; want error %q", j, tc.want)
 			}
@@ -417,30 +444,39 @@ func TestNewErrors(t *testing.T) {
 			}
 		})
 	}
+	if _, err := New(evKey, evKey, name, LeftTime(at)); err == nil || err.Error() != op+" needs bounds: add streamjoiner.Between(lower, upper)" {
+		t.Errorf("New() without Between: %v", err)
+	}
+	if _, err := New(evKey, nil, name, valid...); err == nil || err.Error() != op+": the right key selector is nil" {
+		t.Errorf("New() with a nil right key: %v", err)
+	}
 }
 
 func TestDefaults(t *testing.T) {
-	j, err := New(InnerJoin(func(e ev) string { return e.Key }, func(e ev) string { return e.Key }, OfSize(time.Second)), name)
+	j, err := New(evKey, evKey, name, Between(-time.Second, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []any{j.cfg.Type, j.cfg.MaxStateSize, j.cfg.StateRetention, j.cfg.Clock != nil}
-	if diff := cmp.Diff([]any{join.Inner, 10000, time.Hour, true}, got); diff != "" {
+	got := []any{j.cfg.typ, j.cfg.maxStateSize, j.cfg.retention, j.cfg.clock != nil, j.cfg.leftTime == nil, j.cfg.rightTime == nil}
+	if diff := cmp.Diff([]any{join.Inner, 10000, time.Hour, true, true, true}, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
-	if c := LeftJoin(func(e ev) string { return e.Key }, func(e ev) string { return e.Key }, OfSize(time.Second)); c.Type != join.LeftOuter {
-		t.Errorf("LeftJoin().Type = %v, want left", c.Type)
+	// The later of two options wins.
+	j, err = New(evKey, evKey, name, Between(-time.Second, time.Second), JoinType(join.FullOuter), JoinType(join.LeftOuter), MaxStateSize(5), MaxStateSize(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []any{j.cfg.typ, j.cfg.maxStateSize}; !cmp.Equal(got, []any{join.LeftOuter, 7}) {
+		t.Errorf("type and size = %v, want [left 7]", got)
 	}
 	// The span may equal the retention exactly.
-	cfg := config(join.Inner, Of(30*time.Minute, 30*time.Minute))
-	if _, err := New(cfg, name); err != nil {
+	cfg := config(join.Inner, -30*time.Minute, 30*time.Minute)
+	if _, err := newJoiner(cfg, name); err != nil {
 		t.Errorf("New() with span = retention: %v", err)
 	}
 }
 
 func TestBadKeys(t *testing.T) {
-	type withPointer = Config[ev, ev, *string]
-	type withInterface = Config[ev, ev, any]
 	var nilString *string
 	s := "k"
 	tests := []struct {
@@ -450,35 +486,28 @@ func TestBadKeys(t *testing.T) {
 		wantRight string
 	}{
 		{"empty_string", func() keyResult {
-			return feedBoth(config(join.Inner, OfSize(time.Second)), ev{Key: ""})
+			return feedBoth(evKey, evKey, ev{Key: ""})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"nil_pointer", func() keyResult {
-			return feedBoth(withPointer{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) *string { return nilString }, RightKey: func(ev) *string { return nilString }}, ev{})
+			return feedBoth(func(ev) *string { return nilString }, func(ev) *string { return nilString }, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"nil_interface", func() keyResult {
-			return feedBoth(withInterface{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) any { return nil }, RightKey: func(ev) any { return nil }}, ev{})
+			return feedBoth(func(ev) any { return nil }, func(ev) any { return nil }, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"nil_pointer_in_interface", func() keyResult {
-			return feedBoth(withInterface{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) any { return nilString }, RightKey: func(ev) any { return nilString }}, ev{})
+			return feedBoth(func(ev) any { return nilString }, func(ev) any { return nilString }, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"empty_string_in_interface", func() keyResult {
-			return feedBoth(withInterface{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) any { return "" }, RightKey: func(ev) any { return "" }}, ev{})
+			return feedBoth(func(ev) any { return "" }, func(ev) any { return "" }, ev{})
 		}, "beamjoin: left key selector returned an empty key", "beamjoin: right key selector returned an empty key"},
 		{"zero_int_is_a_key", func() keyResult {
-			return feedBoth(Config[ev, ev, int]{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) int { return 0 }, RightKey: func(ev) int { return 0 }}, ev{})
+			return feedBoth(func(ev) int { return 0 }, func(ev) int { return 0 }, ev{})
 		}, "", ""},
 		{"zero_int_in_interface_is_a_key", func() keyResult {
-			return feedBoth(withInterface{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) any { return 0 }, RightKey: func(ev) any { return 0 }}, ev{})
+			return feedBoth(func(ev) any { return 0 }, func(ev) any { return 0 }, ev{})
 		}, "", ""},
 		{"incomparable_value_in_interface", func() keyResult {
-			return feedBoth(withInterface{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) any { return []byte("k") }, RightKey: func(ev) any { return map[int]int{1: 1} }}, ev{})
+			return feedBoth(func(ev) any { return []byte("k") }, func(ev) any { return map[int]int{1: 1} }, ev{})
 		}, "beamjoin: left key selector returned a key of type []uint8, which is not comparable",
 			"beamjoin: right key selector returned a key of type map[int]int, which is not comparable"},
 		{"incomparable_value_in_struct_field", func() keyResult {
@@ -486,34 +515,28 @@ func TestBadKeys(t *testing.T) {
 				Shop string
 				ID   any
 			}
-			return feedBoth(Config[ev, ev, anyID]{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) anyID { return anyID{"s", []byte("k")} }, RightKey: func(ev) anyID { return anyID{"s", map[int]int{}} }}, ev{})
+			return feedBoth(func(ev) anyID { return anyID{"s", []byte("k")} }, func(ev) anyID { return anyID{"s", map[int]int{}} }, ev{})
 		}, "beamjoin: left key selector returned a key with a []uint8 at ID, which is not comparable",
 			"beamjoin: right key selector returned a key with a map[int]int at ID, which is not comparable"},
 		{"incomparable_value_deep_in_struct", func() keyResult {
 			type inner struct{ Parts [2]any }
 			type outer struct{ In inner }
-			return feedBoth(Config[ev, ev, outer]{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) outer { return outer{inner{[2]any{1, []int{2}}}} }, RightKey: func(ev) outer { return outer{inner{[2]any{1, 2}}} }}, ev{})
+			return feedBoth(func(ev) outer { return outer{inner{[2]any{1, []int{2}}}} }, func(ev) outer { return outer{inner{[2]any{1, 2}}} }, ev{})
 		}, "beamjoin: left key selector returned a key with a []int at In.Parts[1], which is not comparable", ""},
 		{"nan_key", func() keyResult {
-			return feedBoth(Config[ev, ev, float64]{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) float64 { return math.NaN() }, RightKey: func(ev) float64 { return math.NaN() }}, ev{})
+			return feedBoth(func(ev) float64 { return math.NaN() }, func(ev) float64 { return math.NaN() }, ev{})
 		}, "beamjoin: left key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it",
 			"beamjoin: right key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it"},
 		{"nan_in_struct_and_interface", func() keyResult {
 			type at struct{ X, Y float64 }
-			return feedBoth(withInterface{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) any { return at{1, math.NaN()} }, RightKey: func(ev) any { return math.NaN() }}, ev{})
+			return feedBoth(func(ev) any { return at{1, math.NaN()} }, func(ev) any { return math.NaN() }, ev{})
 		}, "beamjoin: left key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it",
 			"beamjoin: right key selector returned a key that holds a NaN, which equals no key, so nothing could ever match it"},
 		{"float_key_is_fine", func() keyResult {
-			return feedBoth(Config[ev, ev, float64]{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) float64 { return 0.5 }, RightKey: func(ev) float64 { return 0.5 }}, ev{})
+			return feedBoth(func(ev) float64 { return 0.5 }, func(ev) float64 { return 0.5 }, ev{})
 		}, "", ""},
 		{"pointer_key_is_fine", func() keyResult {
-			return feedBoth(withPointer{Bounds: OfSize(time.Second),
-				LeftKey: func(ev) *string { return &s }, RightKey: func(ev) *string { return &s }}, ev{})
+			return feedBoth(func(ev) *string { return &s }, func(ev) *string { return &s }, ev{})
 		}, "", ""},
 	}
 	for _, tc := range tests {
@@ -574,12 +597,11 @@ type keyResult struct {
 	stats       Stats
 }
 
-// feedBoth feeds e to both sides of a full outer joiner made from cfg.
-func feedBoth[K comparable](cfg Config[ev, ev, K], e ev) keyResult {
-	cfg.Type = join.FullOuter
-	cfg.LeftTime = func(ev) int64 { return 0 }
-	cfg.RightTime = func(ev) int64 { return 0 }
-	j, err := New(cfg, name)
+// feedBoth feeds e to both sides of a full outer joiner with the key
+// selectors given.
+func feedBoth[K comparable](leftKey, rightKey func(ev) K, e ev) keyResult {
+	zero := func(ev) int64 { return 0 }
+	j, err := New(leftKey, rightKey, name, Between(-time.Second, time.Second), JoinType(join.FullOuter), LeftTime(zero), RightTime(zero))
 	if err != nil {
 		panic(err)
 	}
@@ -604,7 +626,7 @@ func errString(err error) string {
 func TestJoinFuncError(t *testing.T) {
 	boom := errors.New("boom")
 	flaky := 1 // how many more times l2+r2 fails
-	j, err := New(config(join.FullOuter, OfSize(10*time.Second)), func(l, r *ev) (string, error) {
+	j, err := newJoiner(config(join.FullOuter, -10*time.Second, 10*time.Second), func(l, r *ev) (string, error) {
 		if l != nil && l.Name == "bad" || r != nil && r.Name == "bad" {
 			return "", boom
 		}
@@ -660,9 +682,9 @@ func TestJoinFuncError(t *testing.T) {
 }
 
 func TestClear(t *testing.T) {
-	cfg := config(join.Inner, OfSize(10*time.Second))
+	cfg := config(join.Inner, -10*time.Second, 10*time.Second)
 	cfg.StateRetention = 20 * time.Second
-	j, err := New(cfg, name)
+	j, err := newJoiner(cfg, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,7 +708,7 @@ func TestClear(t *testing.T) {
 // result is known whatever the interleaving.
 func TestConcurrentCallers(t *testing.T) {
 	const goroutines, keys, perKey = 16, 8, 12 // perKey elements per side and key
-	j, err := New(config(join.Inner, OfSize(time.Second)), name)
+	j, err := newJoiner(config(join.Inner, -time.Second, time.Second), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -738,9 +760,9 @@ func TestConcurrentCallers(t *testing.T) {
 	}
 
 	// Clear and the size cap under contention: no race, and the cap holds.
-	cfg := config(join.FullOuter, OfSize(time.Second))
+	cfg := config(join.FullOuter, -time.Second, time.Second)
 	cfg.MaxStateSize = 50
-	j2, err := New(cfg, name)
+	j2, err := newJoiner(cfg, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/google/go-cmp/cmp"
 )
@@ -42,14 +43,15 @@ func (r *reference) side(left bool) *SideStats {
 	return &r.stats.Right
 }
 
-func newReference(cfg Config[ev, ev, string]) *reference {
-	cfg, err := cfg.withDefaults()
+func newReference(cfg joinerConfig) *reference {
+	s, err := newSettings(evKey, evKey, cfg.opts())
 	if err != nil {
 		panic(err)
 	}
+	lo, hi := s.bounds.Millis()
 	return &reference{
-		before: cfg.Bounds.Before().Milliseconds(), after: cfg.Bounds.After().Milliseconds(),
-		ty: cfg.Type, max: cfg.MaxStateSize, retention: cfg.StateRetention.Milliseconds(),
+		before: -lo, after: hi,
+		ty: s.typ, max: s.maxStateSize, retention: s.retention.Milliseconds(),
 	}
 }
 
@@ -154,15 +156,15 @@ func TestMatchesNestedLoopReference(t *testing.T) {
 			before, after = after, before
 			before, after = -before, -after
 		}
-		cfg := config(join.Type(rng.IntN(4)), Of(before, after))
+		cfg := config(join.Type(rng.IntN(4)), -before, after)
 		cfg.MaxStateSize = 1 + rng.IntN(30)
-		cfg.StateRetention = cfg.Bounds.Span() + time.Duration(rng.IntN(100))*time.Millisecond
+		cfg.StateRetention = boundsSpan(match.Between(-before, after)) + time.Duration(rng.IntN(100))*time.Millisecond
 		if cfg.StateRetention == 0 {
 			cfg.StateRetention = time.Millisecond
 		}
-		j, err := New(cfg, name)
+		j, err := newJoiner(cfg, name)
 		if err != nil {
-			t.Fatalf("trial %d: New(%v) = %v", trial, cfg.Bounds, err)
+			t.Fatalf("trial %d: New(%v) = %v", trial, cfg.opts(), err)
 		}
 		ref := newReference(cfg)
 		keys := 1 + rng.IntN(6)
@@ -205,7 +207,7 @@ func TestMatchesNestedLoopReference(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("trial %d (%v, %v, max %d, retention %v): transcript (-reference +joiner):\n%s",
-				trial, cfg.Type, cfg.Bounds, cfg.MaxStateSize, cfg.StateRetention, diff)
+				trial, cfg.Type, [2]time.Duration{cfg.Lower, cfg.Upper}, cfg.MaxStateSize, cfg.StateRetention, diff)
 		}
 	}
 	if pairs < 5000 {

@@ -10,16 +10,16 @@ import "github.com/beamjoin/beamjoin/transforms/internal/match"
 //
 // Keys live in a slab and the heap holds their slots, not pointers, so
 // that keeping the heap in order is plain integer moves.
-type keyTable[L, R any, K comparable] struct {
+type keyTable[K comparable, L, R any] struct {
 	slots  map[K]int32
-	states []keyState[L, R, K]
+	states []keyState[K, L, R]
 	free   []int32 // slots of deleted keys, for reuse
 	byAge  []ageEntry
 	seq    uint64 // counts keys as they appear, to order equally old ones
 }
 
 // keyState is one key's buffer and its position in the heap.
-type keyState[L, R any, K comparable] struct {
+type keyState[K comparable, L, R any] struct {
 	key   K
 	buf   *match.Buffer[value[L, R]]
 	index int // in byAge
@@ -34,12 +34,12 @@ type ageEntry struct {
 	side   match.Side
 }
 
-func newKeyTable[L, R any, K comparable]() keyTable[L, R, K] {
-	return keyTable[L, R, K]{slots: make(map[K]int32)}
+func newKeyTable[K comparable, L, R any]() keyTable[K, L, R] {
+	return keyTable[K, L, R]{slots: make(map[K]int32)}
 }
 
 // lookup returns k's buffer, if k has elements buffered.
-func (t *keyTable[L, R, K]) lookup(k K) (*match.Buffer[value[L, R]], bool) {
+func (t *keyTable[K, L, R]) lookup(k K) (*match.Buffer[value[L, R]], bool) {
 	slot, ok := t.slots[k]
 	if !ok {
 		return nil, false
@@ -50,7 +50,7 @@ func (t *keyTable[L, R, K]) lookup(k K) (*match.Buffer[value[L, R]], bool) {
 // buffer returns k's buffer, creating it for an element of side s at ts if
 // k has none, and otherwise moving k up the heap if that element will be
 // its oldest. Call it before adding the element.
-func (t *keyTable[L, R, K]) buffer(k K, s match.Side, ts int64) *match.Buffer[value[L, R]] {
+func (t *keyTable[K, L, R]) buffer(k K, s match.Side, ts int64) *match.Buffer[value[L, R]] {
 	if slot, ok := t.slots[k]; ok {
 		ks := &t.states[slot]
 		a := &t.byAge[ks.index]
@@ -65,10 +65,10 @@ func (t *keyTable[L, R, K]) buffer(k K, s match.Side, ts int64) *match.Buffer[va
 		slot, t.free = t.free[n-1], t.free[:n-1]
 	} else {
 		slot = int32(len(t.states))
-		t.states = append(t.states, keyState[L, R, K]{})
+		t.states = append(t.states, keyState[K, L, R]{})
 	}
 	buf := match.NewBuffer[value[L, R]]()
-	t.states[slot] = keyState[L, R, K]{key: k, buf: buf, index: len(t.byAge)}
+	t.states[slot] = keyState[K, L, R]{key: k, buf: buf, index: len(t.byAge)}
 	t.slots[k] = slot
 	t.byAge = append(t.byAge, ageEntry{oldest: ts, seq: t.seq, slot: slot, side: s})
 	t.seq++
@@ -78,7 +78,7 @@ func (t *keyTable[L, R, K]) buffer(k K, s match.Side, ts int64) *match.Buffer[va
 
 // oldest returns the buffer holding the oldest element of all keys, and
 // that element's time.
-func (t *keyTable[L, R, K]) oldest() (buf *match.Buffer[value[L, R]], ts int64, ok bool) {
+func (t *keyTable[K, L, R]) oldest() (buf *match.Buffer[value[L, R]], ts int64, ok bool) {
 	if len(t.byAge) == 0 {
 		return nil, 0, false
 	}
@@ -89,13 +89,13 @@ func (t *keyTable[L, R, K]) oldest() (buf *match.Buffer[value[L, R]], ts int64, 
 // shrunk moves the key of the oldest element, whose buffer has just lost
 // its oldest elements, to its new place in the heap, or deletes it if its
 // buffer is empty.
-func (t *keyTable[L, R, K]) shrunk() {
+func (t *keyTable[K, L, R]) shrunk() {
 	a := &t.byAge[0]
 	ks := &t.states[a.slot]
 	if ks.buf.Len() == 0 {
 		delete(t.slots, ks.key)
 		t.free = append(t.free, a.slot)
-		*ks = keyState[L, R, K]{}
+		*ks = keyState[K, L, R]{}
 		last := len(t.byAge) - 1
 		t.swap(0, last)
 		t.byAge = t.byAge[:last]
@@ -107,7 +107,7 @@ func (t *keyTable[L, R, K]) shrunk() {
 }
 
 // clear deletes every key.
-func (t *keyTable[L, R, K]) clear() {
+func (t *keyTable[K, L, R]) clear() {
 	clear(t.slots)
 	clear(t.states)
 	t.states, t.free, t.byAge, t.seq = t.states[:0], t.free[:0], t.byAge[:0], 0
@@ -124,7 +124,7 @@ func oldestOf[V any](b *match.Buffer[V]) (int64, match.Side) {
 	return rt, match.Right
 }
 
-func (t *keyTable[L, R, K]) less(i, j int) bool {
+func (t *keyTable[K, L, R]) less(i, j int) bool {
 	a, b := &t.byAge[i], &t.byAge[j]
 	if a.oldest != b.oldest {
 		return a.oldest < b.oldest
@@ -135,7 +135,7 @@ func (t *keyTable[L, R, K]) less(i, j int) bool {
 	return a.seq < b.seq
 }
 
-func (t *keyTable[L, R, K]) swap(i, j int) {
+func (t *keyTable[K, L, R]) swap(i, j int) {
 	h := t.byAge
 	h[i], h[j] = h[j], h[i]
 	t.states[h[i].slot].index = i
@@ -144,7 +144,7 @@ func (t *keyTable[L, R, K]) swap(i, j int) {
 
 // up moves the key at heap index i towards the root while it is older
 // than its parent.
-func (t *keyTable[L, R, K]) up(i int) {
+func (t *keyTable[K, L, R]) up(i int) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		if !t.less(i, parent) {
@@ -157,7 +157,7 @@ func (t *keyTable[L, R, K]) up(i int) {
 
 // down moves the key at heap index i towards the leaves while a child is
 // older.
-func (t *keyTable[L, R, K]) down(i int) {
+func (t *keyTable[K, L, R]) down(i int) {
 	n := len(t.byAge)
 	for {
 		least := i

@@ -63,7 +63,7 @@ type SideStats struct {
 }
 
 // Stats returns the joiner's counts so far.
-func (j *StreamJoiner[L, R, K, O]) Stats() Stats {
+func (j *StreamJoiner[K, L, R, O]) Stats() Stats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	st := j.stats

@@ -43,10 +43,10 @@ func checkEquations(t *testing.T, typ join.Type, st Stats) {
 // unmatched, evicted, dropped, cleared, rejected, and an inner side's
 // elements that never matched.
 func TestStats(t *testing.T) {
-	cfg := config(join.LeftOuter, OfSize(5*time.Second))
+	cfg := config(join.LeftOuter, -5*time.Second, 5*time.Second)
 	cfg.MaxStateSize = 3
 	cfg.StateRetention = 20 * time.Second
-	j, err := New(cfg, name)
+	j, err := newJoiner(cfg, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +93,10 @@ func TestStats(t *testing.T) {
 // records and errors the callers received.
 func TestStatsConcurrent(t *testing.T) {
 	const goroutines, perGoroutine = 8, 400
-	cfg := config(join.FullOuter, OfSize(3*time.Millisecond))
+	cfg := config(join.FullOuter, -3*time.Millisecond, 3*time.Millisecond)
 	cfg.MaxStateSize = 40
 	cfg.StateRetention = 50 * time.Millisecond
-	j, err := New(cfg, func(l, r *ev) (string, error) {
+	j, err := newJoiner(cfg, func(l, r *ev) (string, error) {
 		if l != nil && l.Name == "bad" || r != nil && r.Name == "bad" {
 			return "", errors.New("bad")
 		}

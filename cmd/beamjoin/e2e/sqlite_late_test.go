@@ -111,33 +111,20 @@ func TestE2EReplayAgainstSQLite(t *testing.T) {
 func shuffledOrders(n int) (orders, payments []string) {
 	rng := rand.New(rand.NewPCG(9, 2))
 	const epoch, span, jitter = 1_700_000_000_000, 6 * 3600_000, 40 * 60_000
-	type line struct {
-		text  string
-		order int64
-	}
 	orderTime := make([]int64, n)
-	var ls, rs []line
+	var ls, rs []arrivingLine
 	for i := range n {
 		orderTime[i] = epoch + rng.Int64N(span)
 		text := fmt.Sprintf(`{"order_id":"o%05d","ts":%d,"lid":"l%05d"}`, i, orderTime[i], i)
-		ls = append(ls, line{text, orderTime[i] + rng.Int64N(jitter)})
+		ls = append(ls, arrivingLine{text, orderTime[i] + rng.Int64N(jitter)})
 	}
 	for i := range n {
 		o := rng.IntN(n)
 		ts := orderTime[o] + rng.Int64N(19*60_000) - 2*60_000
 		text := fmt.Sprintf(`{"order_id":"o%05d","ts":%d,"rid":"r%05d"}`, o, ts, i)
-		rs = append(rs, line{text, ts + rng.Int64N(jitter)})
+		rs = append(rs, arrivingLine{text, ts + rng.Int64N(jitter)})
 	}
-	for _, side := range [][]line{ls, rs} {
-		slices.SortStableFunc(side, func(a, b line) int { return int(a.order - b.order) })
-	}
-	for _, l := range ls {
-		orders = append(orders, l.text)
-	}
-	for _, r := range rs {
-		payments = append(payments, r.text)
-	}
-	return orders, payments
+	return inArrivalOrder(ls), inArrivalOrder(rs)
 }
 
 // lineIDs are the ids of a generated line: lid for an order, rid for a
@@ -231,4 +218,21 @@ func first(ls []string) string {
 		return ""
 	}
 	return ls[0]
+}
+
+// arrivingLine is a generated line and the place it arrives at in its file.
+type arrivingLine struct {
+	text  string
+	order int64
+}
+
+// inArrivalOrder returns the lines' texts ordered by arrival, ties in
+// generation order.
+func inArrivalOrder(side []arrivingLine) []string {
+	slices.SortStableFunc(side, func(a, b arrivingLine) int { return int(a.order - b.order) })
+	texts := make([]string, len(side))
+	for i, l := range side {
+		texts[i] = l.text
+	}
+	return texts
 }

@@ -1,0 +1,115 @@
+package nexmark
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+)
+
+var (
+	benchEvents = flag.Int64("nexmark-events", 100_000, "BenchmarkQuery: events per run")
+	benchQuery  = flag.String("nexmark-query", "", "BenchmarkQuery: only this query (q3, q8, q9)")
+	rssEvents   = flag.String("nexmark-rss-events", "100000,1000000", "BenchmarkStreamingPeakRSS: the two event counts, small,large")
+)
+
+// BenchmarkQuery runs each query, beamjoin's version and then the SDK-only
+// one, bounded and streaming, on Prism in process, counting rows only, and
+// reports events/s of wall time (pipeline construction included). The two
+// versions of a query run back to back, so that their ratio is of runs
+// under the same load. Rows are checked by TestQueriesMatchSQLite, not here.
+//
+//	go test ./pipelines/nexmark -run '^$' -bench BenchmarkQuery -benchtime 1x -nexmark-events 1000000
+func BenchmarkQuery(b *testing.B) {
+	for _, q := range Queries {
+		if *benchQuery != "" && string(q) != *benchQuery {
+			continue
+		}
+		for _, stream := range []bool{false, true} {
+			for _, sdkOnly := range []bool{false, true} {
+				name := fmt.Sprintf("%s/%s/%s/N=%d", q, map[bool]string{false: "beamjoin", true: "sdk-only"}[sdkOnly],
+					map[bool]string{false: "bounded", true: "streaming"}[stream], *benchEvents)
+				b.Run(name, func(b *testing.B) {
+					var perSec float64
+					var rows int64
+					for i := 0; i < b.N; i++ {
+						sum, err := Run(context.Background(), RunConfig{Query: q, SDKOnly: sdkOnly, Stream: stream,
+							Config: Config{Seed: 1, Events: *benchEvents}})
+						if err != nil {
+							b.Fatal(err)
+						}
+						perSec += sum.EventsPerSecond()
+						rows = sum.Rows
+					}
+					b.ReportMetric(perSec/float64(b.N), "events/s")
+					b.ReportMetric(float64(rows), "rows")
+				})
+			}
+		}
+	}
+}
+
+// childRunEnv, when set to "QUERY EVENTS", makes the test binary a child
+// that runs that query streaming and exits (TestMain is not involved: the
+// benchmark starts the child with -test.run=TestStreamingChild).
+const childRunEnv = "NEXMARK_CHILD_RUN"
+
+// TestStreamingChild is the child process of BenchmarkStreamingPeakRSS; it
+// does nothing in an ordinary test run.
+func TestStreamingChild(t *testing.T) {
+	spec := os.Getenv(childRunEnv)
+	if spec == "" {
+		t.Skip("the child of BenchmarkStreamingPeakRSS")
+	}
+	var q string
+	var n int64
+	if _, err := fmt.Sscan(spec, &q, &n); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), RunConfig{Query: Query(q), Stream: true, Config: Config{Seed: 1, Events: n}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(os.Stderr, sum)
+}
+
+// BenchmarkStreamingPeakRSS runs each beamjoin query streaming in a child
+// process at the two sizes of -nexmark-rss-events and reports each child's
+// peak resident set (getrusage's ru_maxrss) and their ratio.
+//
+//	go test ./pipelines/nexmark -run '^$' -bench BenchmarkStreamingPeakRSS -benchtime 1x
+func BenchmarkStreamingPeakRSS(b *testing.B) {
+	var small, large int64
+	if _, err := fmt.Sscanf(*rssEvents, "%d,%d", &small, &large); err != nil {
+		b.Fatalf("-nexmark-rss-events %q: want small,large: %v", *rssEvents, err)
+	}
+	for _, q := range Queries {
+		if *benchQuery != "" && string(q) != *benchQuery {
+			continue
+		}
+		b.Run(string(q), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				rssSmall, rssLarge := childPeakRSS(b, q, small), childPeakRSS(b, q, large)
+				b.ReportMetric(float64(rssSmall)/1024, "MB-peak-rss-N="+strconv.FormatInt(small, 10))
+				b.ReportMetric(float64(rssLarge)/1024, "MB-peak-rss-N="+strconv.FormatInt(large, 10))
+				b.ReportMetric(float64(rssLarge)/float64(rssSmall), "rss-ratio")
+			}
+		})
+	}
+}
+
+// childPeakRSS is the peak RSS, in KiB, of a child running query q
+// streaming on n events.
+func childPeakRSS(b *testing.B, q Query, n int64) int64 {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamingChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", childRunEnv, q, n))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("child %s N=%d: %v\n%s", q, n, err, out)
+	}
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+}

@@ -1,0 +1,244 @@
+package nexmark
+
+// This file holds the three queries written with the Beam SDK's own
+// transforms only, as a Beam user without beamjoin would: Query 3 and the
+// winning bids as hand-written stateful DoFns (Beam Java's Query3 is one;
+// its WinningBids uses a custom WindowFn, which the Go SDK does not have),
+// Query 8 with CoGroupByKey (as Beam Java's Query8). They are the peers
+// the beamjoin versions are measured against, and must give the same rows.
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeFor[sellerEvent]())
+	beam.RegisterType(reflect.TypeFor[auctionOrBid]())
+	register.Function2x0(sellerEventOfPerson)
+	register.Function2x0(sellerEventOfAuction)
+	register.Function2x0(auctionOrBidOfAuction)
+	register.Function2x0(auctionOrBidOfBid)
+	register.Emitter2[int64, sellerEvent]()
+	register.Emitter2[int64, auctionOrBid]()
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, int64, sellerEvent, func(Q3Row), error](&q3JoinFn{})
+	register.DoFn5x0[beam.Window, int64, func(*Person) bool, func(*Auction) bool, func(Q8Row)](&q8JoinFn{})
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, int64, auctionOrBid, func(beam.EventTime, WinningBid), error](&winningBidFn{})
+	register.Emitter2[beam.EventTime, WinningBid]()
+	register.Iter1[Person]()
+	register.Iter1[Auction]()
+}
+
+// sellerEvent is a person or an auction, keyed by the person's id.
+type sellerEvent struct {
+	IsPerson bool
+	Person   Person
+	Auction  Auction
+}
+
+func sellerEventOfPerson(p Person, emit func(int64, sellerEvent)) {
+	if q3States[p.State] {
+		emit(p.ID, sellerEvent{IsPerson: true, Person: p})
+	}
+}
+
+func sellerEventOfAuction(a Auction, emit func(int64, sellerEvent)) {
+	if a.Category == Q3Category {
+		emit(a.Seller, sellerEvent{Auction: a})
+	}
+}
+
+// Query3SDK is Query3 with the SDK's transforms only: the persons and
+// auctions Query 3 selects, keyed by seller, flattened into one stateful
+// DoFn that keeps the person in a Value, auctions that came before their
+// person in a Bag, and clears both retain after the key's latest event
+// (the rule of Beam Java's Query3.JoinDoFn, with retain for its
+// maxAuctionsWaitingTime). Its rows equal Query3's when retain is at least
+// c.SellerReachMs().
+func Query3SDK(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
+	s = s.Scope("nexmark.Query3SDK")
+	keyed := beam.Flatten(s, beam.ParDo(s, sellerEventOfPerson, ev.Persons), beam.ParDo(s, sellerEventOfAuction, ev.Auctions))
+	return beam.ParDo(s, &q3JoinFn{
+		RetainMs: retain.Milliseconds(),
+		Seller:   state.MakeValueState[Person]("seller"),
+		Pending:  state.MakeBagState[Auction]("pending"),
+		Expiry:   timers.InEventTime("expiry"),
+	}, keyed)
+}
+
+// q3JoinFn is Query3SDK's join of one seller's person and auctions.
+type q3JoinFn struct {
+	RetainMs int64
+	Seller   state.Value[Person]
+	Pending  state.Bag[Auction] // auctions that came before their seller
+	Expiry   timers.EventTime
+}
+
+func (f *q3JoinFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, _ int64, e sellerEvent, emit func(Q3Row)) error {
+	seller, known, err := f.Seller.Read(sp)
+	if err != nil {
+		return err
+	}
+	f.Expiry.Set(tp, time.UnixMilli(et.Milliseconds()+f.RetainMs))
+	if !e.IsPerson {
+		if known {
+			emit(q3Row(seller, e.Auction))
+			return nil
+		}
+		return f.Pending.Add(sp, e.Auction)
+	}
+	if known {
+		return nil // a person id is generated once
+	}
+	if err := f.Seller.Write(sp, e.Person); err != nil {
+		return err
+	}
+	pending, _, err := f.Pending.Read(sp)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	for _, a := range pending {
+		emit(q3Row(e.Person, a))
+	}
+	return f.Pending.Clear(sp)
+}
+
+func (f *q3JoinFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, _ int64, _ timers.Context, emit func(Q3Row)) error {
+	if err := f.Seller.Clear(sp); err != nil {
+		return err
+	}
+	return f.Pending.Clear(sp)
+}
+
+func q3Row(p Person, a Auction) Q3Row {
+	return Q3Row{Name: p.Name, City: p.City, State: p.State, ID: a.ID}
+}
+
+// Query8SDK is Query8 with the SDK's transforms only: persons keyed by id
+// and auctions by seller, each windowed into Q8Window fixed windows, then
+// beam.CoGroupByKey and the cross product of each group.
+func Query8SDK(s beam.Scope, ev Events) beam.PCollection {
+	s = s.Scope("nexmark.Query8SDK")
+	fixed := window.NewFixedWindows(Q8Window)
+	persons := beam.WindowInto(s, fixed, beam.ParDo(s, personByID, ev.Persons))
+	auctions := beam.WindowInto(s, fixed, beam.ParDo(s, auctionBySeller, ev.Auctions))
+	return beam.ParDo(s, &q8JoinFn{}, beam.CoGroupByKey(s, persons, auctions))
+}
+
+// q8JoinFn is Query8SDK's cross product of a seller's persons and auctions
+// in one window.
+type q8JoinFn struct{}
+
+func (f *q8JoinFn) ProcessElement(w beam.Window, _ int64, persons func(*Person) bool, auctions func(*Auction) bool, emit func(Q8Row)) {
+	var ps []Person
+	var p Person
+	for persons(&p) {
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return
+	}
+	start := w.(window.IntervalWindow).Start.Milliseconds()
+	var a Auction
+	for auctions(&a) {
+		for _, p := range ps {
+			emit(Q8Row{ID: p.ID, Name: p.Name, Reserve: a.Reserve, WindowStart: start})
+		}
+	}
+}
+
+// auctionOrBid is an auction or a bid, keyed by the auction's id.
+type auctionOrBid struct {
+	IsAuction bool
+	Auction   Auction
+	Bid       Bid
+}
+
+func auctionOrBidOfAuction(a Auction, emit func(int64, auctionOrBid)) {
+	emit(a.ID, auctionOrBid{IsAuction: true, Auction: a})
+}
+
+func auctionOrBidOfBid(b Bid, emit func(int64, auctionOrBid)) {
+	emit(b.Auction, auctionOrBid{Bid: b})
+}
+
+// Tags of winningBidFn's timer family.
+const (
+	closeTag  = "close"
+	forgetTag = "forget"
+)
+
+// WinningBidsSDK is WinningBids with the SDK's transforms only: auctions
+// and bids keyed by auction, flattened into one stateful DoFn that keeps
+// the auction in a Value and its bids in a Bag (one append per bid), and,
+// when the watermark passes the auction's close (a timer at expires - 1),
+// emits the best valid bid by WinningBids' rule and clears both. Bids of
+// an auction that never closes here are cleared maxAuction after the
+// latest of them.
+func WinningBidsSDK(s beam.Scope, ev Events, maxAuction time.Duration) beam.PCollection {
+	s = s.Scope("nexmark.WinningBidsSDK")
+	keyed := beam.Flatten(s, beam.ParDo(s, auctionOrBidOfAuction, ev.Auctions), beam.ParDo(s, auctionOrBidOfBid, ev.Bids))
+	return beam.ParDo(s, &winningBidFn{
+		MaxAuctionMs: maxAuction.Milliseconds(),
+		Open:         state.MakeValueState[Auction]("auction"),
+		Bids:         state.MakeBagState[Bid]("bids"),
+		Timer:        timers.InEventTime("timer"),
+	}, keyed)
+}
+
+// winningBidFn is WinningBidsSDK's per-auction state.
+type winningBidFn struct {
+	MaxAuctionMs int64
+	Open         state.Value[Auction]
+	Bids         state.Bag[Bid]
+	Timer        timers.EventTime
+}
+
+func (f *winningBidFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, _ int64, e auctionOrBid, emit func(beam.EventTime, WinningBid)) error {
+	if e.IsAuction {
+		f.Timer.Set(tp, time.UnixMilli(e.Auction.Expires-1), timers.WithTag(closeTag))
+		return f.Open.Write(sp, e.Auction)
+	}
+	f.Timer.Set(tp, time.UnixMilli(e.Bid.DateTime+f.MaxAuctionMs+1), timers.WithTag(forgetTag))
+	return f.Bids.Add(sp, e.Bid)
+}
+
+func (f *winningBidFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, id int64, tm timers.Context, emit func(beam.EventTime, WinningBid)) error {
+	if tm.Tag == closeTag {
+		a, ok, err := f.Open.Read(sp)
+		if err != nil || !ok {
+			return err
+		}
+		bids, _, err := f.Bids.Read(sp)
+		if err != nil {
+			return err
+		}
+		var best Bid
+		found := false
+		for _, b := range bids {
+			if b.DateTime < a.DateTime || b.DateTime >= a.Expires || b.Price < a.Reserve {
+				continue
+			}
+			if !found {
+				best, found = b, true
+			} else {
+				best = betterBid(best, b)
+			}
+		}
+		if found {
+			emit(mtime.FromMilliseconds(a.Expires-1), WinningBid{Auction: id, Price: best.Price, Bidder: best.Bidder, DateTime: best.DateTime})
+		}
+	}
+	if err := f.Open.Clear(sp); err != nil {
+		return err
+	}
+	return f.Bids.Clear(sp)
+}
