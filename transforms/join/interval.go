@@ -28,7 +28,8 @@ import (
 // (EmitImmediate, the default, EmitFinal, EmitRetract) when. LowerExclusive
 // and UpperExclusive exclude an end of the bounds; AllowedLateness keeps
 // elements longer; CleanupEvery, HotKeyBuckets and MaxBufferedPerKey tune
-// cost and memory; Bounded runs the bounded-input path.
+// cost and memory; Bounded runs the bounded-input path;
+// TrackFates adds Outputs.Fates, one Fate per input element.
 //
 // A left element can be matched until event time passes
 // ts + max(upper, 0) + allowed lateness, a right one until
@@ -78,7 +79,16 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	} else {
 		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
 	}
-	return in.outputs(s, raw, rawLate, cfg.lateness), nil
+	if !cfg.trackFates {
+		return in.outputs(s, raw, rawLate, cfg.lateness), nil
+	}
+	raw, fates, err := intervalFates[K, L, R](s, raw)
+	if err != nil {
+		return Outputs{}, err
+	}
+	out := in.outputs(s, raw, rawLate, cfg.lateness)
+	out.Fates = fates
+	return out, nil
 }
 
 // newJoiner is the joiner of a join with config cfg and key coder key: the
@@ -95,6 +105,7 @@ func newJoiner(cfg config, key coders.Element) (j joiner, bucketed bool) {
 		CacheBytes:   cfg.cacheBytes,
 		BucketAbove:  cfg.bucketAbove,
 		LogLimit:     bucketLogLimit,
+		Fates:        cfg.trackFates,
 	}
 	bucketed = cfg.set&setHotKeyBuckets != 0
 	if l := cfg.layout; l != nil {

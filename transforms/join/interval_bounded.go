@@ -168,7 +168,7 @@ func joinBounded(s beam.Scope, cfg config, key coders.Element, tagged beam.PColl
 	}
 	buckets := cfg.boundedBuckets()
 	placed := beam.ParDo(s, &bucketGatherFn{Hold: hold, Buckets: buckets, Key: key}, tagged)
-	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key}
+	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key, Fates: cfg.trackFates}
 	keyType := beam.TypeDefinition{Var: beam.XType, T: tagged.Type().Components()[0].Type()}
 	return beam.ParDo2(s, fn, beam.GroupByKey(s, placed), keyType)
 }
@@ -325,6 +325,7 @@ type sweepFn struct {
 	CleanupEvery int64
 	Buckets      bucketing
 	Key          coders.Element
+	Fates        bool // TrackFates
 }
 
 // Setup readies the key coder.
@@ -360,6 +361,7 @@ func (f *sweepFn) ProcessElement(ctx context.Context, group []byte, values func(
 			emitLate(beam.EventTime(e.Time), key, encoded{Side: uint8(e.Side), Value: e.Value})
 		},
 		bufferedAt: func(n int) { counters.bufferedPerKey.Update(ctx, int64(n)) },
+		fates:      f.Fates,
 	}
 	sweeper{Rules: f.Rules, MaxBuffered: f.MaxBuffered, CleanupEvery: f.CleanupEvery}.sweep(entries, &out)
 	out.count(ctx)
@@ -433,6 +435,7 @@ type sweepOutput struct {
 	record     func(ts int64, r record)
 	late       func(e match.Entry[[]byte])
 	bufferedAt func(n int) // the key's buffered count after an arrival
+	fates      bool        // emit each element's fate record (TrackFates)
 
 	in, unmatchedOut  [2]int64
 	fate              [2][match.Late + 1]int64
@@ -447,7 +450,7 @@ func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arri
 	}
 	o.in[e.Side]++
 	if a.Late {
-		o.fate[e.Side][match.Late]++
+		o.countFate(e.Side, e.Time, match.Late)
 		o.late(e)
 		return
 	}
@@ -483,8 +486,17 @@ func (o *sweepOutput) removed(r match.Rules, xs []match.Entry[[]byte], evicted b
 			o.record(x.Time, single(KindUnmatched, x))
 			o.unmatchedOut[x.Side]++
 		}
-		o.fate[x.Side][r.FateOf(x.Side, x.Matched, evicted)]++
+		o.countFate(x.Side, x.Time, r.FateOf(x.Side, x.Matched, evicted))
 		o.removes++
+	}
+}
+
+// countFate counts the fate f of an element of side s at time t, and
+// emits its fate record if the join tracks fates.
+func (o *sweepOutput) countFate(s match.Side, t int64, f match.Fate) {
+	o.fate[s][f]++
+	if o.fates {
+		o.record(t, fateRecordOf(s, t, f))
 	}
 }
 

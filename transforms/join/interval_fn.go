@@ -147,6 +147,9 @@ type joiner struct {
 	// expires by it (see timer.record): the bag layout, under rules that
 	// hold nothing and emit nothing when elements expire (appendable).
 	AppendCleanup bool
+	// Fates makes the join emit each element's fate among its records
+	// (TrackFates; fate.go).
+	Fates bool
 
 	cache keyCache
 }
@@ -169,6 +172,7 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	a := ks.b.Add(j.Rules, e)
 	if a.Late {
 		counters.fate[side][match.Late].Inc(ctx, 1)
+		j.emitFate(key, side, e.Time, match.Late, emit)
 		emitLate(et, key, in)
 		return nil
 	}
@@ -242,7 +246,9 @@ func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], 
 		emit(beam.EventTime(x.Time), key, single(KindUnmatched, x))
 		counters.unmatchedOut[x.Side].Inc(ctx, 1)
 	}
-	counters.fate[x.Side][j.Rules.FateOf(x.Side, x.Matched, evicted)].Inc(ctx, 1)
+	f := j.Rules.FateOf(x.Side, x.Matched, evicted)
+	counters.fate[x.Side][f].Inc(ctx, 1)
+	j.emitFate(key, x.Side, x.Time, f, emit)
 	counters.buffered.Inc(ctx, -1)
 }
 

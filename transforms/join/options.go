@@ -83,7 +83,11 @@ func ReportLate() Option {
 // side the fates add up to the elements in, which ordinary Beam combines
 // can count exactly, where Beam's counters may be approximate (attempted
 // metrics, retried bundles). Window and CoGroup track fates on the path
-// that ReportLate selects.
+// that ReportLate selects. Interval, on either path, gives each element
+// OutcomeMatched, OutcomeUnmatched, OutcomeExpired, OutcomeEvicted or
+// OutcomeLate when it leaves the join (as its fate counter counts it); the
+// fates stay in the global window, timestamped at their elements' times.
+// It costs one more output record per element, nothing in state.
 func TrackFates() Option {
 	return optionFunc(func(c *config) { c.trackFates = true; c.set |= setTrackFates })
 }
