@@ -50,7 +50,11 @@ Publishes every line of the JSON-lines FILEs to the topic, one message per
 line, with the line's event time (FIELD, a dotted path to epoch
 milliseconds or an RFC 3339 string) in epoch milliseconds in the attribute
 ` + pubsubio.DefaultTimeAttribute + ` (--time-attribute). A line whose time cannot be read is
-published without it, and counted on standard error. The topic is Pub/Sub's,
+published without it, and counted on standard error. Each message also gets
+a record ID in the attribute ` + pubsubio.DefaultIDAttribute + `, made from the line's content
+and how many equal lines came before it, so that a join reading the
+subscription drops a line published twice (running publish again on the
+same files) within its de-duplication window (10 minutes of event time). The topic is Pub/Sub's,
 or an emulator's when PUBSUB_EMULATOR_HOST is set.
 
 Lines go in the order of the files and of their lines, all at once, or,
@@ -206,6 +210,7 @@ func publish(args []string) int {
 	defer pub.Stop()
 
 	pace := newPacer(*speed, time.Now, sleepCtx(ctx))
+	ids := pubsubio.NewRecordIDs()
 	var results []*pubsub.PublishResult
 	var untimed int
 	var firstUntimed string
@@ -218,13 +223,14 @@ func publish(args []string) int {
 				continue
 			}
 			msg := &pubsub.Message{Data: []byte(line)}
+			msg.Attributes = map[string]string{pubsubio.DefaultIDAttribute: ids.Next(msg.Data)}
 			if ts, err := fields.ParseTime(msg.Data); err != nil {
 				untimed++
 				if firstUntimed == "" {
 					firstUntimed = fmt.Sprintf("%s:%d: %v", f.Name(), n, err)
 				}
 			} else {
-				msg.Attributes = map[string]string{*attr: pubsubio.FormatTime(ts)}
+				msg.Attributes[*attr] = pubsubio.FormatTime(ts)
 				pace.wait(ts)
 			}
 			if ctx.Err() != nil {

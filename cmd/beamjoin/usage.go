@@ -132,7 +132,8 @@ object that comes after that is late: it joins nothing and is written to
 --allowed-lateness keeps the window open for it: then it adds records to
 the window (its pairs with the window's objects, or itself unmatched).
 Late elements (--late): {"side":"right","key":K,"time":MS,"value":{...},"window":{"start":MS,"end":MS}}
-Standard error ends with each side's accounting:
+With --watermark-lag or a Pub/Sub input, standard error ends with each
+side's accounting (files read whole have nothing late: no fates counted):
   left: in N = matched N + unmatched N + expired N + late N
 `,
 	jsonjoin.CoGroup: `Usage: beamjoin cogroup --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]

@@ -114,9 +114,10 @@ type Config struct {
 	// it.
 	hub string
 
-	// streamingBatch makes an interval join of files read whole use the
-	// streaming path rather than join.Bounded: benchmarks compare the two
-	// (export_test.go).
+	// streamingBatch makes a join of files read whole use the path of a
+	// stream (the interval join's stateful one rather than join.Bounded,
+	// the window join's and cogroup's late-counting one rather than
+	// CoGroupByKey): benchmarks compare the two (export_test.go).
 	streamingBatch bool
 }
 

@@ -123,7 +123,11 @@
 // the join) + reader_late + invalid. Summary.Check
 // fails an input of which no line is valid (saying which field was wrong in
 // how many lines) and, where the fates of the join's elements are counted,
-// any element without exactly one fate.
+// any element without exactly one fate. They are counted for the interval
+// join, and for the window join and the cogroup of a replay or a stream
+// (their late-counting path); a window join or cogroup of files read whole
+// runs on CoGroupByKey, where nothing is late, and counts its records
+// only.
 //
 // # Progress
 //

@@ -1,7 +1,7 @@
 package jsonjoin
 
-// StreamingBatch returns c with an interval join of files read whole run on
-// the streaming path instead of join.Bounded, for benchmarks.
+// StreamingBatch returns c with a join of files read whole run on the path
+// of a stream (see Config.streamingBatch), for benchmarks.
 func StreamingBatch(c Config) Config {
 	c.streamingBatch = true
 	return c

@@ -82,7 +82,7 @@ func Build(s beam.Scope, c Config) error {
 			return err
 		}
 	case Window:
-		joined, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left.Records, right.Records, append(opts, join.ReportLate(), join.TrackFates())...)
+		joined, err := join.TryWindow[string, jsonl.Record, jsonl.Record](s, left.Records, right.Records, append(opts, c.lateOptions()...)...)
 		if err != nil {
 			return err
 		}
@@ -94,7 +94,7 @@ func Build(s beam.Scope, c Config) error {
 		}
 		counts = append(counts, late...)
 	case CoGroup:
-		joined, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left.Records, right.Records, append(opts, join.ReportLate(), join.TrackFates())...)
+		joined, err := join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left.Records, right.Records, append(opts, c.lateOptions()...)...)
 		if err != nil {
 			return err
 		}
@@ -130,10 +130,31 @@ func dropOrigin(key string, r jsonl.Record) (string, jsonl.Record) {
 	return key, jsonl.Record{Raw: r.Raw}
 }
 
+// lateOptions are the options that put a window join or a cogroup on its
+// late-counting path (join.ReportLate, join.TrackFates): for a replay or a
+// stream, where elements can come after their window closed. Files read
+// whole are bounded, nothing in them is late, and the join takes the
+// CoGroupByKey path, which counts no fates (the summary then shows none).
+func (c Config) lateOptions() []join.Option {
+	if !c.Replay && !c.streamingBatch && !c.Streaming() {
+		return nil
+	}
+	return []join.Option{join.ReportLate(), join.TrackFates()}
+}
+
 // windowLate writes the late elements of a window join or cogroup where c
 // says, and returns the tallies of the accounting that count them and the
-// fates of every element.
+// fates of every element. On the CoGroupByKey path (late and fates are
+// not valid: see lateOptions) nothing is late: the late output is
+// written empty, and nothing is counted.
 func (c Config) windowLate(s beam.Scope, late, fates beam.PCollection) ([]beam.PCollection, error) {
+	if !late.IsValid() {
+		if c.Late == "" {
+			return nil, nil
+		}
+		none := beam.CreateList(s.Scope("late"), []WindowLateElement{})
+		return nil, write(s.Scope("late"), c.Late, beam.ParDo(s, FormatWindowLate, none))
+	}
 	if c.Late != "" {
 		if err := write(s.Scope("late"), c.Late, beam.ParDo(s, FormatWindowLate, late)); err != nil {
 			return nil, err

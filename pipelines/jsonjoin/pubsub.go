@@ -101,9 +101,12 @@ func (c Config) checkPubSub() error {
 
 // readPubSub reads a subscription as records keyed as jsonl.Read keys
 // lines, and dead letters: messages that are not JSON objects, or whose
-// key or event time is missing or bad.
+// key or event time is missing or bad. Messages are de-duplicated by the
+// record ID that `beamjoin publish` sets (pubsubio.DefaultIDAttribute), or
+// by message ID when a message has none.
 func (c Config) readPubSub(s beam.Scope, side, sub string, f jsonl.Fields) (records, deadLetters beam.PCollection, err error) {
-	opts := []pubsubio.Option{pubsubio.Name(side), pubsubio.WatermarkLag(c.WatermarkLag)}
+	opts := []pubsubio.Option{pubsubio.Name(side), pubsubio.WatermarkLag(c.WatermarkLag),
+		pubsubio.IDAttribute(pubsubio.DefaultIDAttribute)}
 	if c.IdleAfter != 0 {
 		opts = append(opts, pubsubio.IdleAfter(c.IdleAfter))
 	}
