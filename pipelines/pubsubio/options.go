@@ -27,10 +27,18 @@ const DefaultIdleAfter = 10 * time.Second
 // Pub/Sub source.
 const DefaultDedupWindow = 10 * time.Minute
 
-// An Option configures Read or Write. Options are made by the functions of
-// this package; each says which of the two it applies to, and giving one to
-// the other is an error.
-type Option struct {
+// An Option configures Read or Write. Options are values made by the
+// functions of this package, in the style of package join's: each says
+// which of the two transforms it applies to, they are validated once, when
+// the transform is added, and giving one to the other transform is an
+// error (TryRead and TryWrite return it; Read and Write panic with it).
+type Option interface {
+	pubsubOption() option
+}
+
+// option is what an Option says: its function's name, the transforms it
+// applies to, and how it sets the configuration.
+type option struct {
 	name  string
 	read  bool // applies to Read
 	write bool // applies to Write
@@ -57,7 +65,7 @@ func defaultConfig() config {
 // NAME_read, NAME_invalid and NAME_publish_time. It defaults to the
 // subscription's ID; a join's sides are "left" and "right".
 func Name(name string) Option {
-	return Option{name: "Name", read: true, set: func(c *config) error {
+	return option{name: "Name", read: true, set: func(c *config) error {
 		if name == "" {
 			return fmt.Errorf("the name is empty")
 		}
@@ -73,7 +81,7 @@ func Name(name string) Option {
 // its publish time and is counted (NAME_publish_time). The default is
 // DefaultTimeAttribute.
 func TimeAttribute(name string) Option {
-	return Option{name: "TimeAttribute", read: true, write: true, set: func(c *config) error {
+	return option{name: "TimeAttribute", read: true, write: true, set: func(c *config) error {
 		if name == "" {
 			return fmt.Errorf("the time attribute name is empty")
 		}
@@ -90,7 +98,7 @@ func TimeAttribute(name string) Option {
 // milliseconds or an RFC 3339 string. A message whose field is missing or
 // holds neither goes to the dead letters.
 func TimeField(path string) Option {
-	return Option{name: "TimeField", read: true, set: func(c *config) error {
+	return option{name: "TimeField", read: true, set: func(c *config) error {
 		if c.timeChosen {
 			return fmt.Errorf("the event time is already given by another option; give one")
 		}
@@ -111,7 +119,7 @@ func TimeField(path string) Option {
 // the largest event time read by d, so a message up to d older than the
 // newest one read is still on time. It defaults to zero.
 func WatermarkLag(d time.Duration) Option {
-	return Option{name: "WatermarkLag", read: true, set: func(c *config) error {
+	return option{name: "WatermarkLag", read: true, set: func(c *config) error {
 		if d < 0 || d%time.Millisecond != 0 {
 			return fmt.Errorf("watermark lag %v must be a non-negative whole number of milliseconds", d)
 		}
@@ -125,7 +133,7 @@ func WatermarkLag(d time.Duration) Option {
 // to pass as fast as the clock, from the largest event time read. It
 // defaults to DefaultIdleAfter.
 func IdleAfter(d time.Duration) Option {
-	return Option{name: "IdleAfter", read: true, set: func(c *config) error {
+	return option{name: "IdleAfter", read: true, set: func(c *config) error {
 		if d <= 0 || d%time.Millisecond != 0 {
 			return fmt.Errorf("idle time %v must be a positive whole number of milliseconds", d)
 		}
@@ -141,7 +149,7 @@ func IdleAfter(d time.Duration) Option {
 // published twice. A message without the attribute, or with an empty one,
 // is de-duplicated by its message ID.
 func IDAttribute(name string) Option {
-	return Option{name: "IDAttribute", read: true, set: func(c *config) error {
+	return option{name: "IDAttribute", read: true, set: func(c *config) error {
 		if name == "" {
 			return fmt.Errorf("the ID attribute name is empty")
 		}
@@ -157,7 +165,7 @@ func IDAttribute(name string) Option {
 // Beam state kept by the runner: one small entry per ID read within the
 // window, so about the message rate times d (see docs/pubsub.md).
 func DeduplicateFor(d time.Duration) Option {
-	return Option{name: "DeduplicateFor", read: true, set: func(c *config) error {
+	return option{name: "DeduplicateFor", read: true, set: func(c *config) error {
 		if d <= 0 || d%time.Millisecond != 0 {
 			return fmt.Errorf("de-duplication window %v must be a positive whole number of milliseconds (KeepDuplicates turns de-duplication off)", d)
 		}
@@ -171,7 +179,7 @@ func DeduplicateFor(d time.Duration) Option {
 // de-duplication's state calls (a read and an append per message) where
 // the pipeline tolerates duplicates or removes them itself.
 func KeepDuplicates() Option {
-	return Option{name: "KeepDuplicates", read: true, set: func(c *config) error {
+	return option{name: "KeepDuplicates", read: true, set: func(c *config) error {
 		c.dedupWindow = 0
 		return nil
 	}}
@@ -180,10 +188,11 @@ func KeepDuplicates() Option {
 // newConfig applies opts for the transform what ("Read" or "Write").
 func newConfig(what string, opts []Option) (config, error) {
 	c := defaultConfig()
-	for _, o := range opts {
-		if o.set == nil {
-			return config{}, fmt.Errorf("beamjoin: pubsubio.%s: a zero Option; make options with the package's functions", what)
+	for _, opt := range opts {
+		if opt == nil {
+			return config{}, fmt.Errorf("beamjoin: pubsubio.%s: a nil Option; make options with the package's functions", what)
 		}
+		o := opt.pubsubOption()
 		if (what == "Read" && !o.read) || (what == "Write" && !o.write) {
 			return config{}, fmt.Errorf("beamjoin: pubsubio.%s: option %s does not apply to %s", what, o.name, what)
 		}
@@ -193,6 +202,8 @@ func newConfig(what string, opts []Option) (config, error) {
 	}
 	return c, nil
 }
+
+func (o option) pubsubOption() option { return o }
 
 var (
 	subscriptionName = regexp.MustCompile(`^projects/([^/]+)/subscriptions/([^/]+)$`)

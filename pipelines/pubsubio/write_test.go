@@ -159,10 +159,10 @@ func TestConstructionErrors(t *testing.T) {
 		{"read_option_to_write", func(s beam.Scope) error {
 			return pubsubio.TryWrite(s, "projects/p/topics/t", beam.Create(s, "{}"), pubsubio.WatermarkLag(0))
 		}, "pubsubio.Write: option WatermarkLag does not apply to Write"},
-		{"zero_option", func(s beam.Scope) error {
-			_, _, err := pubsubio.TryRead(s, "projects/p/subscriptions/s", pubsubio.Option{})
+		{"nil_option", func(s beam.Scope) error {
+			_, _, err := pubsubio.TryRead(s, "projects/p/subscriptions/s", nil)
 			return err
-		}, "a zero Option"},
+		}, "a nil Option"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, s := beam.NewPipelineWithRoot()
