@@ -20,8 +20,9 @@ import (
 
 // marshalPipeline builds a pipeline with build and returns its Runner API
 // proto's bytes. The root transforms are sorted first: graphx lists them
-// in Go map order (BEAM_NOTES: pipelinex.computeRoots), which says nothing
-// about the pipeline.
+// in Go map order (BEAM_NOTES: pipelinex.computeRoots), and each ParDo
+// payload is re-encoded deterministically (below); neither order says
+// anything about the pipeline.
 func marshalPipeline(t *testing.T, build func(s beam.Scope)) []byte {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
@@ -35,6 +36,27 @@ func marshalPipeline(t *testing.T, build func(s beam.Scope)) []byte {
 		t.Fatal(err)
 	}
 	slices.Sort(pb.RootTransformIds)
+	// graphx encodes each ParDoPayload with proto.Marshal (protox.MustEncode,
+	// core/runtime/graphx/translate.go), which writes a map in Go map order:
+	// a DoFn with two state specs (HotKeyBuckets' buffer and buckets) gets
+	// its StateSpecs in either order. Re-encode the payloads
+	// deterministically, as for the roots; that order is the SDK's, and
+	// says nothing about the pipeline.
+	for _, tr := range pb.GetComponents().GetTransforms() {
+		spec := tr.GetSpec()
+		if spec.GetUrn() != "beam:transform:pardo:v1" {
+			continue
+		}
+		var pardo pipepb.ParDoPayload
+		if err := proto.Unmarshal(spec.GetPayload(), &pardo); err != nil {
+			t.Fatal(err)
+		}
+		canonical, err := proto.MarshalOptions{Deterministic: true}.Marshal(&pardo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Payload = canonical
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(pb)
 	if err != nil {
 		t.Fatal(err)
