@@ -9,9 +9,6 @@ import (
 
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
-	"cloud.google.com/go/pubsub/v2/pstest"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
-	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/pipelines/pubsubio"
@@ -44,28 +41,8 @@ func publishRecords(t *testing.T, client *pubsub.Client, topic string, lines []s
 // every message of the two runs was acknowledged, comes out after the
 // copies would have.
 func TestPubSubRecordPublishedTwiceJoinsOnce(t *testing.T) {
-	if !slices.Contains(jobopts.GetExperiments(), prismrun.NoSplits) {
-		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), prismrun.NoSplits), ",")
-	}
-	srv := pstest.NewServer()
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
+	srv, client := fakePubSub(t, "orders", "payments", "results")
 	ctx := context.Background()
-	client, err := pubsub.NewClient(ctx, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	for _, id := range []string{"orders", "payments", "results"} {
-		topic := "projects/test/topics/" + id
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-			Name: "projects/test/subscriptions/" + id, Topic: topic, AckDeadlineSeconds: 60}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	fields := jsonl.Fields{Key: "k", Time: "attribute:" + pubsubio.DefaultTimeAttribute}
 	c := jsonjoin.Config{
 		Op:    jsonjoin.Interval,

@@ -90,28 +90,8 @@ func streamWave(base int64, w int) []streamElement {
 // moves the watermark. At the end every due record is there once, any
 // other record is a right one, once, and nothing is late.
 func TestPubSubEmitFinalWhileRunning(t *testing.T) {
-	if !slices.Contains(jobopts.GetExperiments(), prismrun.NoSplits) {
-		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), prismrun.NoSplits), ",")
-	}
-	srv := pstest.NewServer()
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
+	_, client := fakePubSub(t, "orders", "payments", "results", "late")
 	ctx := context.Background()
-	client, err := pubsub.NewClient(ctx, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	for _, id := range []string{"orders", "payments", "results", "late"} {
-		topic := "projects/test/topics/" + id
-		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
-			Name: "projects/test/subscriptions/" + id, Topic: topic, AckDeadlineSeconds: 60}); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	const (
 		upper = 10 * time.Second
@@ -364,4 +344,35 @@ func parseRecord(t *testing.T, data string) string {
 		return s.ID
 	}
 	return record(r.Kind, r.Key, id(r.Left), id(r.Right))
+}
+
+// fakePubSub starts a pstest server for the test, points the client
+// library at it, and creates a topic and a subscription of the same name
+// for each of ids, and returns the server and the client. It also sets Prism's no-split experiment, as the
+// command does, for the join's stateful DoFn.
+func fakePubSub(t *testing.T, ids ...string) (*pstest.Server, *pubsub.Client) {
+	t.Helper()
+	if !slices.Contains(jobopts.GetExperiments(), prismrun.NoSplits) {
+		*jobopts.Experiments = strings.Join(append(jobopts.GetExperiments(), prismrun.NoSplits), ",")
+	}
+	srv := pstest.NewServer()
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
+	ctx := context.Background()
+	client, err := pubsub.NewClient(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	for _, id := range ids {
+		topic := "projects/test/topics/" + id
+		if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.SubscriptionAdminClient.CreateSubscription(ctx, &pubsubpb.Subscription{
+			Name: "projects/test/subscriptions/" + id, Topic: topic, AckDeadlineSeconds: 60}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return srv, client
 }
