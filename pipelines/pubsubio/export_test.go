@@ -1,6 +1,12 @@
 package pubsubio
 
-import "time"
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
 
 // SetLeaseTimings sets how long a lease waits before it first extends its
 // messages' deadlines, the deadline it asks for, and how often it asks
@@ -10,4 +16,62 @@ func SetLeaseTimings(first, deadline, every time.Duration) (restore func()) {
 	f, d, e := firstExtension, leaseDeadline, extendEvery
 	firstExtension, leaseDeadline, extendEvery = first, deadline, every
 	return func() { firstExtension, leaseDeadline, extendEvery = f, d, e }
+}
+
+// ReadRunner runs the bundles of Read's DoFn on one subscription as a
+// runner does, one ProcessElement call and its checkpoint each, so that a
+// test chooses which bundles commit and which fail and are run again.
+type ReadRunner struct{ fn *readFn }
+
+// Cursor is a restriction of Read's DoFn and its watermark estimator's
+// state: where a bundle starts.
+type Cursor struct {
+	c  cursor
+	wm clock
+}
+
+// NewReadRunner sets up Read's DoFn on subscription, as a worker does.
+func NewReadRunner(subscription string) (*ReadRunner, error) {
+	project, id, err := parseSubscription(subscription)
+	if err != nil {
+		return nil, err
+	}
+	fn := &readFn{Subscription: subscription, Project: project, Name: id,
+		Decoder: decoder{TimeAttribute: DefaultTimeAttribute}, IdleMillis: DefaultIdleAfter.Milliseconds()}
+	if err := fn.Setup(); err != nil {
+		return nil, err
+	}
+	return &ReadRunner{fn: fn}, nil
+}
+
+// Initial is the read's initial restriction.
+func (r *ReadRunner) Initial() Cursor {
+	c := r.fn.CreateInitialRestriction(nil)
+	return Cursor{c, r.fn.InitialWatermarkEstimatorState(0, c, nil)}
+}
+
+// Bundle runs one bundle from cur: it returns the messages the bundle
+// emitted, as "EVENT_TIME DATA" lines, their message IDs, and the residual
+// its checkpoint made. The runner commits a bundle by running the residual
+// next, and retries a failed one by running cur again.
+func (r *ReadRunner) Bundle(ctx context.Context, cur Cursor) (lines, ids []string, residual Cursor, err error) {
+	rt := r.fn.CreateTracker(cur.c)
+	we := r.fn.CreateWatermarkEstimator(cur.wm)
+	emit := func(et beam.EventTime, m Message) {
+		lines = append(lines, fmt.Sprintf("%d %s", et.Milliseconds(), m.Data))
+		ids = append(ids, m.ID)
+	}
+	dead := func(_ beam.EventTime, d DeadLetter) { err = fmt.Errorf("dead letter %s: %s", d.MessageID, d.Error) }
+	pc, perr := r.fn.ProcessElement(ctx, we, rt, nil, emit, dead)
+	if perr != nil {
+		return nil, nil, Cursor{}, perr
+	}
+	if !pc.ShouldResume() {
+		return lines, ids, Cursor{}, err
+	}
+	_, res, serr := rt.TrySplit(0)
+	if serr != nil {
+		return nil, nil, Cursor{}, serr
+	}
+	return lines, ids, Cursor{res.(cursor), r.fn.WatermarkEstimatorState(we)}, err
 }

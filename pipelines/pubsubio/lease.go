@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,11 +57,14 @@ const (
 // settled, then acknowledges them or hands them back (a zero ack deadline,
 // so they are redelivered at once). It is settled by commit, when the
 // bundle that continues the read from this one's checkpoint starts (so
-// this one is committed); by the worker's context ending (the worker is
-// going away: a job that failed or was cancelled); or by commitWithin
-// passing (a bundle that failed while the worker lives on).
+// this one is committed); by a later run of the cursor its bundle ran
+// (the runner retries a failed bundle from the same cursor); by the
+// worker's context ending (the worker is going away: a job that failed or
+// was cancelled); or by commitWithin passing (a bundle that failed while
+// the worker lives on, and was not retried here).
 type lease struct {
 	key          string // in leases
+	from         string // the ID of the cursor whose bundle pulled the messages
 	subs         *vkit.SubscriptionAdminClient
 	subscription string
 
@@ -69,9 +73,10 @@ type lease struct {
 	started bool
 	done    bool // the keeper has taken ids; later adds are not kept
 
-	once    sync.Once
-	settled chan struct{}
-	outcome outcome
+	once     sync.Once
+	settled  chan struct{}
+	outcome  outcome
+	finished chan struct{} // closed once the keeper has settled the messages with the service
 }
 
 // leases are the worker's unsettled leases by key, so that the bundle that
@@ -89,14 +94,55 @@ var processID = func() string {
 	return hex.EncodeToString(b[:])
 }()
 
-func newLease(subs *vkit.SubscriptionAdminClient, subscription string) *lease {
+// newLease makes the lease of a bundle that runs the cursor of ID from.
+func newLease(subs *vkit.SubscriptionAdminClient, subscription, from string) *lease {
 	leases.Lock()
 	defer leases.Unlock()
 	leases.next++
-	l := &lease{key: processID + "/" + strconv.FormatUint(leases.next, 10),
-		subs: subs, subscription: subscription, settled: make(chan struct{})}
+	l := &lease{key: processID + "/" + strconv.FormatUint(leases.next, 10), from: from,
+		subs: subs, subscription: subscription, settled: make(chan struct{}), finished: make(chan struct{})}
 	leases.m[l.key] = l
 	return l
+}
+
+// ofThisProcess reports whether key is the key of a lease made in this
+// process.
+func ofThisProcess(key string) bool { return strings.HasPrefix(key, processID+"/") }
+
+// newCursorID returns a new cursor ID, unique across processes.
+func newCursorID() string {
+	leases.Lock()
+	defer leases.Unlock()
+	leases.next++
+	return processID + "/c" + strconv.FormatUint(leases.next, 10)
+}
+
+// handBackEarlierAttempts hands back the messages of every lease in this
+// process made by an earlier run of the cursor of ID from: that run failed,
+// or the runner would not run the cursor again. It returns once they are
+// handed back (or settleTimeout passed), so that the bundle that runs the
+// cursor again pulls them at once rather than after commitWithin. The
+// leases of a failed attempt in another process are handed back when its
+// worker goes away, or after commitWithin.
+func handBackEarlierAttempts(from string) {
+	if from == "" {
+		return
+	}
+	leases.Lock()
+	var earlier []*lease
+	for _, l := range leases.m {
+		if l.from == from {
+			earlier = append(earlier, l)
+		}
+	}
+	leases.Unlock()
+	for _, l := range earlier {
+		l.settle(handBack)
+		select {
+		case <-l.finished:
+		case <-time.After(settleTimeout):
+		}
+	}
 }
 
 // leaseOf returns the unsettled lease of key in this process, if any.
@@ -146,6 +192,7 @@ func (l *lease) keep(ctx context.Context) {
 		select {
 		case <-l.settled:
 			l.finish(ctx)
+			close(l.finished)
 			return
 		case <-ctx.Done():
 			l.settle(handBack)

@@ -139,7 +139,7 @@ func (f *readFn) Setup() error {
 }
 
 func (f *readFn) CreateInitialRestriction(_ []byte) cursor {
-	return cursor{Subscription: f.Subscription}
+	return cursor{Subscription: f.Subscription, ID: newCursorID()}
 }
 
 // SplitRestriction keeps the subscription whole: one reader pulls from it.
@@ -171,7 +171,9 @@ func (f *readFn) WatermarkEstimatorState(e *clockEstimator) clock { return e.clo
 
 func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf.LockRTracker, _ []byte,
 	emit func(beam.EventTime, Message), dead func(beam.EventTime, DeadLetter)) (sdf.ProcessContinuation, error) {
-	f.acknowledge(ctx, rt.GetRestriction().(cursor))
+	cur := rt.GetRestriction().(cursor)
+	f.acknowledge(ctx, cur)
+	handBackEarlierAttempts(cur.ID)
 	var l *lease
 	start := time.Now()
 	n := 0
@@ -197,7 +199,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 			return sdf.ResumeProcessingIn(idlePoll), nil
 		}
 		if l == nil {
-			l = newLease(f.subs, f.Subscription)
+			l = newLease(f.subs, f.Subscription, cur.ID)
 			rt.Mu.Lock()
 			rt.Rt.(*cursorTracker).lease = l
 			rt.Mu.Unlock()
@@ -222,6 +224,8 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 // acknowledge acknowledges the messages of the bundle that made cur: that
 // bundle is committed, or the runner would not have handed cur on. When
 // its lease is in this process, the lease does it (and stops extending);
+// a lease of this process that is gone was settled already (by an earlier
+// attempt of this bundle, or handed back when its commit took too long);
 // otherwise the ack IDs cur carries are acknowledged here.
 func (f *readFn) acknowledge(ctx context.Context, cur cursor) {
 	if cur.Lease == "" {
@@ -229,6 +233,9 @@ func (f *readFn) acknowledge(ctx context.Context, cur cursor) {
 	}
 	if l, ok := leaseOf(cur.Lease); ok {
 		l.commit()
+		return
+	}
+	if ofThisProcess(cur.Lease) {
 		return
 	}
 	acknowledgeAll(ctx, f.subs, f.Subscription, cur.Emitted)
@@ -296,6 +303,12 @@ type cursor struct {
 	// Subscription is the subscription's name; empty once the read is
 	// done (a checkpoint's primary, or a drained read).
 	Subscription string
+	// ID is made afresh for each initial restriction and each residual. A
+	// runner runs a cursor again only when the bundle that ran it before
+	// failed (a committed bundle's cursor is done, and its residual goes
+	// on), so a lease made from the same ID is a failed attempt's: the
+	// bundle that runs the cursor again hands its messages back first.
+	ID string
 	// Lease is the key of the lease keeping the emitted messages, in the
 	// process that pulled them; Emitted are their ack IDs, for a bundle
 	// that runs in another process.
@@ -323,7 +336,7 @@ func (t *cursorTracker) TrySplit(fraction float64) (primary, residual any, err e
 	if fraction > 0 || t.done || t.rest.Subscription == "" {
 		return t.rest, nil, nil
 	}
-	res := cursor{Subscription: t.rest.Subscription}
+	res := cursor{Subscription: t.rest.Subscription, ID: newCursorID()}
 	if t.lease != nil {
 		res.Lease, res.Emitted = t.lease.key, t.lease.snapshot()
 	}
