@@ -19,10 +19,15 @@ run:
 		--lower 0 --upper 15m --type left --emit final \
 		--dead-letter /dev/stderr
 
-test:
+test: tools
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race $(RACE_PKGS)
+
+# sqlite3, which the end-to-end and Nexmark tests compare beamjoin against,
+# from Debian's packages when it is missing (scripts/tools.sh).
+tools:
+	@scripts/tools.sh
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -78,7 +83,7 @@ fuzz:
 # --watermark-lag 10m`, against SQLite on the same input less the late
 # elements (sqlite3 needed; `make test` runs the same check on 2 x 2,000
 # lines). About a minute.
-sqlite-late:
+sqlite-late: tools
 	$(GO) test ./cmd/beamjoin/e2e -run '^TestE2EReplayAgainstSQLite$$' -count=1 -v -sqlite-lines 12500
 
 # Every test package, one at a time and each with -count=2, while busy
@@ -92,5 +97,5 @@ stress:
 # bids on NEXMARK_EVENTS generated events (default 1,000,000), each
 # checked against SQLite, then beamjoin vs the SDK-only versions and the
 # streaming peak RSS at 100k and 1M events (scripts/nexmark.sh).
-nexmark:
+nexmark: tools
 	GO=$(GO) scripts/nexmark.sh

@@ -28,18 +28,11 @@
 //		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
 //	// out.Records: PCollection<Result[string, Order, Payment]>; out.Late: the late elements
 //
-// Options are values: join types (Inner, the default, LeftOuter,
-// RightOuter, FullOuter), emission modes (EmitImmediate, the default,
-// EmitFinal, EmitRetract), Between, LowerExclusive, UpperExclusive,
-// AllowedLateness, WindowInto, ReportLate, TrackFates, MaxAge and Strict,
-// and the tuning options CleanupEvery, HotKeyBuckets, MaxBufferedPerKey,
-// ProgressHorizon, BundleCacheBytes and Bounded. They are validated once,
-// when the transform is added;
-// a transform given an option it does not take says so. Each transform
-// panics on misuse with a clear message, its Try variant (TryInterval, …)
-// returns the error, and Route.Check checks options before anything is
-// built. Keys must encode deterministically: a float key, or a struct with
-// a float or map in an exported field, is a construction error.
+// Options are values (join types, emission modes, Between, lateness, and
+// tuning), validated once when the transform is added; a transform given an
+// option it does not take says so. Each transform panics on misuse with a
+// clear message, its Try variant returns the error, and Route.Check checks
+// options before anything is built. Keys must encode deterministically.
 //
 // Nothing late is dropped silently. Interval judges an element late iff a
 // potential partner may already have been removed on its key (an element
@@ -55,9 +48,7 @@
 // Prism v2.77 may split a bundle of the join's stateful DoFn and let two
 // bundles work on one key (apache/beam#35771).
 //
-// More: docs/design/interval.md (the interval join's state layout, cleanup
-// and timers, state-call accounting, counters, and what lateness the join
-// cannot know), docs/runners.md (per-runner guarantees, and running your
-// own pipeline with workers in another process), docs/performance.md
-// (figures and how to reproduce them).
+// More: docs/design/interval.md (state layout, cleanup, state calls,
+// counters), docs/runners.md (per-runner guarantees; workers in another
+// process), docs/performance.md (figures and how to reproduce them).
 package join
