@@ -34,6 +34,16 @@ type memState struct {
 	maps  map[string]map[int64][]byte
 	calls int // state calls
 	reads int // of which reads
+	// The bytes of state the calls read and wrote, and the largest value
+	// written by one call (benchmarks: what a runner's state backend
+	// would carry).
+	readBytes, writtenBytes, largestWrite int64
+}
+
+// wrote counts a value written.
+func (m *memState) wrote(v []byte) {
+	m.writtenBytes += int64(len(v))
+	m.largestWrite = max(m.largestWrite, int64(len(v)))
 }
 
 func newMemState() *memState {
@@ -64,12 +74,14 @@ func (m *memState) ReadBagState(id string) ([]any, []state.Transaction, error) {
 	out := make([]any, 0, len(m.bags[id]))
 	for _, v := range m.bags[id] {
 		out = append(out, v)
+		m.readBytes += int64(len(v))
 	}
 	return out, nil, nil
 }
 
 func (m *memState) WriteBagState(t state.Transaction) error {
 	m.calls++
+	m.wrote(t.Val.([]byte))
 	m.bags[t.Key] = append(m.bags[t.Key], t.Val.([]byte))
 	return nil
 }
@@ -87,6 +99,7 @@ func (m *memState) ReadMapStateValue(id string, key any) (any, []state.Transacti
 	if !ok {
 		return nil, nil, nil
 	}
+	m.readBytes += int64(len(v))
 	return v, nil, nil
 }
 
@@ -95,6 +108,7 @@ func (m *memState) WriteMapState(t state.Transaction) error {
 	if m.maps[t.Key] == nil {
 		m.maps[t.Key] = map[int64][]byte{}
 	}
+	m.wrote(t.Val.([]byte))
 	m.maps[t.Key][t.MapKey.(int64)] = t.Val.([]byte)
 	return nil
 }
