@@ -327,7 +327,7 @@ var pipelineCases = []pipelineCase{
 	intervalCase("interval-inner", benchBounds),
 	intervalCase("interval-inner-nocache", benchBounds, join.NoBundleCache()),
 	intervalCase("interval-left-final", benchBounds, join.LeftOuter, join.EmitFinal),
-	intervalCase("interval-inner-hotkeybuckets", benchBounds, join.HotKeyBuckets(1000)),
+	intervalCase("interval-inner-split", benchBounds, join.SplitKeys(0)),
 	intervalCase("interval-inner-cleanup10s", benchBounds, join.CleanupEvery(10*time.Second)),
 	intervalCase("interval-inner-cleanup60s", benchBounds, join.CleanupEvery(60*time.Second)),
 	{
@@ -410,10 +410,10 @@ var hotKeyLayouts = []struct {
 	name string
 	opts []join.Option
 }{
-	{"bag", []join.Option{join.ForceLayout(false, 0, 0)}},
-	{"bag-nocache", []join.Option{join.ForceLayout(false, 0, 0), join.NoBundleCache()}},
-	{"buckets", []join.Option{join.ForceLayout(true, 0, 64)}},
-	{"buckets-nocache", []join.Option{join.ForceLayout(true, 0, 64), join.NoBundleCache()}},
+	{"bag", nil},
+	{"bag-nocache", []join.Option{join.NoBundleCache()}},
+	{"split", []join.Option{join.SplitKeys(0)}},
+	{"split-nocache", []join.Option{join.SplitKeys(0), join.NoBundleCache()}},
 }
 
 // BenchmarkHotKey measures the per-element cost of one key's arrivals as
