@@ -120,13 +120,11 @@ func (in *ModelInstance) CacheBytes() int64 {
 
 // ModelPiece is a piece the split layout's first stage sent: the runner
 // key of its bucket (BucketPrefix and the group key), its timestamp, the
-// first stage's output watermark when it was sent (the harness sets it),
-// and the piece.
+// join's key (the harness sets it) and the piece.
 type ModelPiece struct {
 	Key string
 	At  int64
-	Due int64
-	Of  string // the join's key (the harness sets it)
+	Of  string
 	p   piece
 }
 

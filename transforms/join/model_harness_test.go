@@ -28,10 +28,10 @@ package join_test
 // bucket, in the order the first stage sent them, until a bundle of the
 // second stage takes them (any number of them, any time); a bucket's
 // input watermark is the first stage's output watermark held back by the
-// pieces waiting for it, and its timers that were due when a piece was
-// sent fire before that piece, as on runners whose watermarks travel
-// behind the data (Flink) or that fire due timers at once (Prism); see
-// docs/design/interval.md for what a runner that did neither could do.
+// pieces waiting for it, as on runners that let no watermark pass data
+// pending at a stage (see docs/design/interval.md for what a runner that
+// did could do), and a key's first stage forgets its progress only once
+// its buckets have caught up (forgetWaits).
 // A run is a function of its case seed and schedule seed, and a failure
 // names both.
 
@@ -190,6 +190,14 @@ func (r *modelRun) newProcess() int {
 	return len(r.procs) - 1
 }
 
+// trace writes a step of the run when BEAMJOIN_MODEL_TRACE is set, to
+// see a failing run replayed.
+func (r *modelRun) trace(format string, args ...any) {
+	if os.Getenv("BEAMJOIN_MODEL_TRACE") != "" {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+	}
+}
+
 func (r *modelRun) bad(format string, args ...any) {
 	if len(r.problems) < 20 {
 		r.problems = append(r.problems, fmt.Sprintf(format, args...))
@@ -301,7 +309,7 @@ func (r *modelRun) inputOf(k string) int64 {
 func (r *modelRun) timerLimit(k string) int64 {
 	limit := r.inputOf(k)
 	if ks := r.state[k]; ks != nil {
-		if ts := ks.Timers(); len(ts) > 0 && r.forgetWaits(k, ts[0]) {
+		if ts := ks.Timers(); len(ts) > 0 && r.forgetWaits(k, ts[0], nil) {
 			limit = min(limit, ts[0].Fire-1)
 		}
 	}
@@ -311,16 +319,27 @@ func (r *modelRun) timerLimit(k string) int64 {
 // forgetWaits reports whether t, a timer of runner key k, is the split
 // layout's first stage forgetting k's progress (the timer that holds
 // nothing, tagged "") while k's buckets have not caught up (hold state, or
-// pieces wait for them). The split layout assumes that a key's buckets
+// pieces wait for them, in the harness's queues or in bundle b). The split layout assumes that a key's buckets
 // never lag its first stage by the progress horizon
 // (docs/design/interval.md), which the harness's schedules with a horizon
 // of a millisecond would break at once; so the forgetting waits.
-func (r *modelRun) forgetWaits(k string, t join.ModelTimer) bool {
+func (r *modelRun) forgetWaits(k string, t join.ModelTimer, b *mBundle) bool {
 	if !r.split || bucketKey(k) || t.Tag != "" {
 		return false
 	}
+	if b != nil {
+		for _, pc := range b.sent {
+			if pc.Of == k {
+				return true // sent in this bundle, not yet taken
+			}
+		}
+	}
 	for bk := range r.bucketsOf[k] {
-		if len(r.queue[bk]) > 0 || (r.state[bk] != nil && !r.state[bk].Empty()) {
+		ks := r.state[bk]
+		if b != nil && b.work[bk] != nil {
+			ks = b.work[bk]
+		}
+		if len(r.queue[bk]) > 0 || (ks != nil && !ks.Empty()) {
 			return true
 		}
 	}
@@ -482,7 +501,6 @@ func (r *modelRun) runBundles(bundles []*mBundle, mayFail bool) {
 }
 
 func (r *modelRun) commit(b *mBundle) {
-	due := r.firstStageOutput() // when the bundle's pieces were sent
 	for k, ks := range b.work {
 		r.state[k] = ks
 	}
@@ -494,7 +512,6 @@ func (r *modelRun) commit(b *mBundle) {
 		r.arr = append(r.arr, a)
 	}
 	for _, pc := range b.sent {
-		pc.Due = due
 		r.queue[pc.Key] = append(r.queue[pc.Key], pc)
 		if r.bucketsOf[pc.Of] == nil {
 			r.bucketsOf[pc.Of] = map[string]bool{}
@@ -553,21 +570,16 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 	if (st.elem != nil || st.piece != nil) && r.rng.IntN(2) == 0 {
 		cut = max(last, noWatermark) // the key's timers wait for after the element
 	}
-	if st.piece != nil {
-		// A bucket's timers that were due when the piece was sent fire
-		// before it, as on runners whose watermark travels behind the
-		// data (Flink) or that fire due timers at once (Prism).
-		cut = max(cut, min(st.piece.Due, r.firstStageOutput()))
-	}
 	for range 1000 {
 		ts := ks.Timers()
 		if len(ts) == 0 || ts[0].Fire > cut {
 			break
 		}
-		if r.forgetWaits(st.key, ts[0]) {
+		if r.forgetWaits(st.key, ts[0], b) {
 			cut = min(cut, ts[0].Fire-1)
 			break
 		}
+		r.trace("fire key %q timer %+v", st.key, ts[0])
 		recs, err := b.inst.Fire(ks, st.key, ts[0])
 		if err != nil {
 			r.bad("firing %+v of key %s: %v", ts[0], st.key, err)
@@ -576,6 +588,7 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 		r.checkRecords(b, recs, nil)
 	}
 	b.keyWM[st.key] = max(last, cut)
+	r.trace("step key %q cut %d elem %v piece %v", st.key, cut, st.elem, st.piece)
 	if st.piece != nil {
 		recs, late, err := b.inst.Piece(ks, *st.piece)
 		if err != nil {
@@ -631,6 +644,7 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 func (r *modelRun) checkRecords(b *mBundle, recs []join.Result[string, string, string], arriving *oElem) {
 	out := r.outputWatermark()
 	for _, rec := range recs {
+		r.trace("  %v %s", rec.Kind, recString(rec))
 		b.got.Results = append(b.got.Results, rec)
 		t := rec.Time.UnixMilli()
 		lateIn := false
