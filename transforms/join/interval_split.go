@@ -38,14 +38,15 @@ func init() {
 // are those of the default layout with cleanup at multiples of
 // CleanupEvery: a key's cleanup for an expiry t runs when event time
 // reaches t rounded up to the next multiple, instead of CleanupEvery less a
-// millisecond after the key's earliest expiry. Under EmitImmediate and
-// EmitRetract an element is reported unmatched if no partner had reached
-// its bucket when it did.
+// millisecond after the key's earliest expiry. Under
+// EmitImmediate and EmitRetract an element is reported unmatched if no
+// partner had reached its bucket when it did.
 //
-// What it costs: more state calls per element than the default layout on
-// a key with few elements (two stages, and elements near a bucket's edge
-// sent to two or three buckets), while a hot key's cost per element no
-// longer grows with what it buffers (docs/performance.md). The default
+// What it costs: several times the state calls per element of the
+// default layout on keys with few elements (two stages, elements near a
+// bucket's edge sent to two or three buckets), while a hot key's cost per
+// element no longer grows with what it buffers, provided its elements come
+// closer together than CleanupEvery (docs/performance.md). The default
 // width, d = 0, is the larger of CleanupEvery and the bounds' span
 // (upper - lower + 1 ms): an element's partners are then in at most two
 // buckets. MaxBufferedPerKey, which caps a key's elements across its

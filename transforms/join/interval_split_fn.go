@@ -8,8 +8,10 @@ package join
 // cleanup behind its own: see spreader.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
@@ -71,14 +73,22 @@ type splitStores struct {
 }
 
 // spreader is the split layout's first stage. Per key it keeps its cleanup
-// progress p (the time of its latest tick) and, for every multiple of the
-// grid (CleanupEvery) at which an element it sent on expires, one of those
-// elements, without its value: a stand-in. Its timer ticks at the earliest
-// such multiple; a tick at g removes the stand-ins that expire by g and
-// makes g the progress, from which lateness is judged as in the default
-// layout (match.Rules.IsLate). With no stand-in left, the timer forgets
-// the key's progress after a join memory and the progress horizon
-// (forgetTime), as the default layout does.
+// progress p (the time of its latest tick) and the set of multiples of the
+// grid (CleanupEvery) at which something it sent on expires, as runs of
+// consecutive multiples. Its timer ticks at the earliest; a tick at g
+// drops the multiples up to g and makes g the progress, from which
+// lateness is judged as in the default layout (match.Rules.IsLate). With
+// no multiple left, the timer forgets the key's progress after a join
+// memory and the progress horizon (forgetTime), as the default layout
+// does. A key whose elements come closer together than CleanupEvery, a
+// hot key, has one run, however much it buffers.
+//
+// The runs are kept in the key's bag as stand-ins: value-less left
+// entries that expire at a multiple, each adding that multiple, or, with
+// the matched flag set, every multiple from the greatest one below it
+// (the end of a run); a tick appends a cleanup record, and every
+// compactAfter dead records the bag is rewritten as the progress and two
+// stand-ins per run.
 //
 // Its buckets clean up on the same grid, each at the multiples its own
 // elements expire at, all of which are ticks of their key. A tick's timer
@@ -103,6 +113,9 @@ type spreader struct {
 	cache keyCache
 }
 
+// gridRun is every multiple of the grid from from to to.
+type gridRun struct{ from, to int64 }
+
 // load returns the key's state, from the bundle cache or read (one call).
 func (s *spreader) load(ctx context.Context, st splitStores, key beam.X) (*keyState, error) {
 	k, err := s.Key.Encode(key)
@@ -126,8 +139,16 @@ func (s *spreader) load(ctx context.Context, st splitStores, key beam.X) (*keySt
 	if len(d.Buckets) > 0 {
 		return nil, fmt.Errorf("beamjoin: join.Interval: the split layout's key state holds %d bucket records, which it never writes", len(d.Buckets))
 	}
-	ks := &keyState{key: k, stored: len(chunks) > 0}
-	s.replay(ks, d)
+	ks := &keyState{key: k, stored: len(chunks) > 0, b: match.NewBuffer[[]byte]()}
+	ks.b.Progress = d.Progress
+	next := 0
+	for _, c := range d.Cleanups {
+		s.replay(ks, d.Entries[next:c.Entries])
+		next = c.Entries
+		s.drop(ks, c.At)
+	}
+	s.replay(ks, d.Entries[next:])
+	ks.waste = len(d.Entries) + len(d.Cleanups) - 2*len(ks.runs)
 	ks.timer = s.timerFor(ks)
 	if !s.NoCache {
 		s.cache.limit = s.CacheBytes
@@ -136,24 +157,66 @@ func (s *spreader) load(ctx context.Context, st splitStores, key beam.X) (*keySt
 	return ks, nil
 }
 
-// replay rebuilds the key's stand-ins and progress from its bag, applying
-// each tick record (a cleanup record) in bag order: the stand-ins before it
-// that expire by its time go, and its time is the progress.
-func (s *spreader) replay(ks *keyState, d bagstate.State) {
-	b := match.NewBuffer[[]byte]()
-	b.Progress = d.Progress
-	next := 0
-	for _, c := range d.Cleanups {
-		b = match.Restore(append(b.Entries(), d.Entries[next:c.Entries]...), b.Progress)
-		next = c.Entries
-		b.Expire(s.Rules, c.At)
+// replay adds the multiples of stand-ins to the key's runs, in bag order.
+func (s *spreader) replay(ks *keyState, es []match.Entry[[]byte]) {
+	for _, e := range es {
+		m := s.Rules.Expiry(e.Side, e.Time)
+		from := m
+		if e.Matched {
+			for _, r := range ks.runs {
+				if r.to < m {
+					from = r.to
+				}
+			}
+		}
+		s.add(ks, from, m)
 	}
-	ks.b = match.Restore(append(b.Entries(), d.Entries[next:]...), b.Progress)
-	ks.waste = len(d.Entries) - ks.b.Len() + len(d.Cleanups)
-	ks.grids = map[int64]bool{}
-	for _, e := range ks.b.Entries() {
-		ks.grids[s.grid(e.Side, e.Time)] = true
+}
+
+// add adds every multiple from from to to to the key's runs.
+func (s *spreader) add(ks *keyState, from, to int64) {
+	step := max(s.Grid, 1)
+	var out []gridRun
+	for _, r := range ks.runs {
+		if r.to+step < from || to+step < r.from {
+			out = append(out, r)
+			continue
+		}
+		from, to = min(from, r.from), max(to, r.to)
 	}
+	out = append(out, gridRun{from, to})
+	slices.SortFunc(out, func(a, b gridRun) int { return cmp.Compare(a.from, b.from) })
+	ks.runs = out
+}
+
+// drop applies a tick at g: the multiples up to g go, and g is the
+// progress. It returns how many runs went whole.
+func (s *spreader) drop(ks *keyState, g int64) int {
+	step := max(s.Grid, 1)
+	var out []gridRun
+	for _, r := range ks.runs {
+		if r.to <= g {
+			continue
+		}
+		if r.from <= g {
+			r.from = g + step
+		}
+		out = append(out, r)
+	}
+	gone := len(ks.runs) - len(out)
+	ks.runs = out
+	ks.b.Progress = max(ks.b.Progress, g)
+	return gone
+}
+
+// has reports whether the key's runs hold multiple m.
+func (ks *keyState) has(m int64) bool {
+	for _, r := range ks.runs {
+		if r.from <= m && m <= r.to {
+			return true
+		}
+	}
+	return false
 }
 
 // grid is the tick at which an element of side side at t expires: its
@@ -162,13 +225,19 @@ func (s *spreader) grid(side match.Side, t int64) int64 {
 	return roundUp(s.Rules.Expiry(side, t), s.Grid)
 }
 
+// standIn is a stand-in that expires at multiple m: a left entry without a
+// value, marked matched if it ends a run.
+func (s *spreader) standIn(m int64, endsRun bool) match.Entry[[]byte] {
+	return match.Entry[[]byte]{Side: match.Left, Time: m - s.Rules.Expiry(match.Left, 0), Matched: endsRun}
+}
+
 // timerFor is where the key's timer must be, from its state alone: a tick
-// at the earliest grid multiple a stand-in expires at, holding the output
-// watermark a millisecond before it; with no stand-in, the forgetting of
-// the progress; with neither, none.
+// at its earliest multiple, holding the output watermark a millisecond
+// before it; with none, the forgetting of the progress; with no progress
+// either, none.
 func (s *spreader) timerFor(ks *keyState) timer {
-	if next, ok := ks.b.NextExpiry(s.Rules); ok {
-		fire := roundUp(next, s.Grid)
+	if len(ks.runs) > 0 {
+		fire := ks.runs[0].from
 		return timer{fire: fire, hold: fire - 1, set: true}
 	}
 	if p := ks.b.Progress; p != match.NoProgress {
@@ -179,8 +248,8 @@ func (s *spreader) timerFor(ks *keyState) timer {
 
 // process judges an arriving element and sends it on: if late, to its own
 // bucket only, marked late; else to its own bucket and those of its
-// partner range, after keeping a stand-in for its grid multiple if the key
-// keeps none yet (one state call).
+// partner range, after adding the multiple it expires at to the key's
+// runs if they lack it (one state call).
 func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTime, key beam.X, in encoded,
 	emit func(beam.EventTime, []byte, piece)) error {
 	ks, err := s.load(ctx, st, key)
@@ -194,17 +263,16 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 		return nil
 	}
 	before := ks.timer
-	if g := s.grid(side, t); !ks.grids[g] {
-		e := match.Entry[[]byte]{Side: side, Time: t}
-		if err := st.bag.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
+	if g := s.grid(side, t); !ks.has(g) {
+		if err := st.bag.Add(st.sp, bagstate.AppendEntry(nil, s.standIn(g, false))); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 		}
 		if !ks.stored {
 			ks.stored = true
 			counters.keysWithState.Inc(ctx, 1)
 		}
-		ks.b = match.Restore(append(ks.b.Entries(), e), ks.b.Progress)
-		ks.grids[g] = true
+		s.add(ks, g, g)
+		ks.waste++ // a stand-in per multiple until rewritten
 	}
 	s.Split.buckets(s.Rules, side, t, func(b int64) {
 		emit(et, groupKey(b, ks.key), piece{Side: in.Side, Time: t, Value: in.Value})
@@ -217,7 +285,9 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 // fire is a firing f of the key's timer: a tick, or the forgetting of a
 // key that holds only its progress. A firing for an earlier time than the
 // state implies, or for a key with no state, is stale: counted, the timer
-// set again, nothing done (see joiner.firing).
+// set again, nothing done (see joiner.firing). A tick appends a tick
+// record (one state call), or rewrites the bag once it holds compactAfter
+// records more than its runs need (two).
 func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f fired) error {
 	ks, err := s.load(ctx, st, key)
 	if err != nil {
@@ -231,7 +301,7 @@ func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f fired
 		return nil
 	}
 	pending := without(plainArmed(t), f.tag)
-	if ks.b.Len() == 0 {
+	if len(ks.runs) == 0 {
 		if err := st.bag.Clear(st.sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
 		}
@@ -242,19 +312,20 @@ func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f fired
 		moveTimers(st, pending, timer{})
 		return nil
 	}
-	removed := ks.b.Expire(s.Rules, t.fire)
-	for g := range ks.grids {
-		if g <= t.fire {
-			delete(ks.grids, g)
-		}
-	}
-	ks.waste += len(removed) + 1
+	s.drop(ks, t.fire)
+	ks.waste++
 	if ks.waste >= compactAfter {
-		chunk := bagstate.EncodeState(ks.b.Progress, nil, ks.b.Entries())
-		if err := writeBag(st.sp, st.bag, [][]byte{chunk}); err != nil {
+		var standIns []match.Entry[[]byte]
+		for _, r := range ks.runs {
+			standIns = append(standIns, s.standIn(r.from, false))
+			if r.to > r.from {
+				standIns = append(standIns, s.standIn(r.to, true))
+			}
+		}
+		if err := writeBag(st.sp, st.bag, [][]byte{bagstate.EncodeState(ks.b.Progress, nil, standIns)}); err != nil {
 			return err
 		}
-		ks.waste = 0
+		ks.waste = len(standIns) - 2*len(ks.runs)
 	} else if err := st.bag.Add(st.sp, bagstate.AppendCleanup(nil, t.fire)); err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 	}

@@ -43,12 +43,11 @@ type keyState struct {
 	cached *list.Element // in the bundle cache, or nil
 
 	// The split layout's: whether the runner holds state for the key;
-	// for its first stage, the grid multiples its stand-ins expire at and
-	// how many records in the bag are dead (removed stand-ins and tick
-	// records); for a bucket, how many of its elements it owns and the
-	// join's key.
+	// for its first stage, the multiples of the grid it ticks at
+	// (spreader) and how many records in the bag its runs do not need;
+	// for a bucket, how many of its elements it owns and the join's key.
 	stored  bool
-	grids   map[int64]bool
+	runs    []gridRun
 	waste   int
 	owned   int
 	decoded beam.X
@@ -66,7 +65,7 @@ func (ks *keyState) oldest(s match.Side) (int64, bool) { return ks.b.Oldest(s) }
 // forgotten empties the key after its state is cleared; it stays in the
 // bundle cache, if it is there, as new as a read of its state would give.
 func (ks *keyState) forgotten() {
-	*ks = keyState{b: match.NewBuffer[[]byte](), key: ks.key, cached: ks.cached, grids: map[int64]bool{}}
+	*ks = keyState{b: match.NewBuffer[[]byte](), key: ks.key, cached: ks.cached}
 }
 
 // cacheKey names a key and window in the bundle cache.
