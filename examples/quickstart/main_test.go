@@ -30,9 +30,9 @@ func TestQuickstartRunsAsWritten(t *testing.T) {
 
 // TestQuickstartRunsInANewModule does what the README tells a newcomer:
 // copy main.go into a module of their own, point beamjoin at this clone
-// and tidy (go mod init, go mod edit -replace, go mod tidy), then run it.
-// It runs offline (GOPROXY=off, GOSUMDB=off), from the module cache the
-// repository's own build filled.
+// and add the requirements (go mod init, go mod edit -replace, go get
+// beamjoin, go get .), then run it. It runs offline (GOPROXY=off,
+// GOSUMDB=off), from the module cache the repository's own build filled.
 func TestQuickstartRunsInANewModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a program")
@@ -50,7 +50,8 @@ func TestQuickstartRunsInANewModule(t *testing.T) {
 	for _, args := range [][]string{
 		{"mod", "init", "example.com/mine"},
 		{"mod", "edit", "-replace", "github.com/beamjoin/beamjoin=" + repo},
-		{"mod", "tidy"},
+		{"get", "github.com/beamjoin/beamjoin"},
+		{"get", "."},
 	} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
