@@ -56,8 +56,9 @@ const (
 // stream: PCollection<Message> of the messages that are JSON objects, each
 // timestamped with its event time, and PCollection<DeadLetter> of the
 // others. Every message is in exactly one of the two, and is acknowledged
-// once the bundle that emitted it is committed. Read panics if the
-// subscription name or an option is invalid; TryRead returns the error.
+// once the bundle that emitted it is committed (on Prism and Dataflow; see
+// the package doc for Flink). Read panics if the subscription name or an
+// option is invalid; TryRead returns the error.
 //
 //	orders, bad := pubsubio.Read(s, "projects/shop/subscriptions/orders",
 //		pubsubio.Name("left"), pubsubio.WatermarkLag(5*time.Second))
