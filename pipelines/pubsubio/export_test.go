@@ -61,6 +61,16 @@ func (r *ReadRunner) Initial() Cursor {
 	return Cursor{c, r.fn.InitialWatermarkEstimatorState(0, c, nil)}
 }
 
+// Split splits the initial cursor into the read's readers, as a runner
+// does before their first bundles.
+func (r *ReadRunner) Split(initial Cursor) []Cursor {
+	var out []Cursor
+	for _, c := range r.fn.SplitRestriction(nil, initial.c) {
+		out = append(out, Cursor{c, r.fn.InitialWatermarkEstimatorState(0, c, nil)})
+	}
+	return out
+}
+
 // Bundle runs one bundle from cur: it returns the messages the bundle
 // emitted, as "EVENT_TIME DATA" lines, their message IDs, and the residual
 // its checkpoint made. The runner commits a bundle by running the residual

@@ -1,13 +1,13 @@
 package pubsubio_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/pipelines/pubsubio"
 	"github.com/google/go-cmp/cmp"
 )
@@ -71,33 +71,50 @@ func TestReadersShareSubscriptionExactlyOnce(t *testing.T) {
 	t.Logf("messages pulled by reader: %v", pulledBy)
 }
 
-// With three readers, the watermark moves with the event times read
-// although a reader may get no message: the readers of a worker share the
-// largest time read, and no IdleAfter is given. An event-time timer at the
-// end of the first messages' second fires once a message after it is
-// read, whichever reader read it.
-func TestReadersWatermarkMovesWithAnyReadersMessages(t *testing.T) {
+// Two readers of one read in one worker, run bundle by bundle as a
+// runner runs them: the first reads every message, the second none, and
+// the second's watermark follows the first's rather than holding the read
+// where it started. Then the second reads the next messages, and the
+// first, which finds none, follows it. (On Prism this cannot be seen: it
+// keeps one watermark estimate per stage, the last bundle's.)
+func TestReadersOfAWorkerShareTheWatermark(t *testing.T) {
 	key := testKey(t)
 	f := newFake(t, key)
 	topic := f.topic(t, "clicks")
 	sub := f.subscription(t, topic, "clicks-count")
-	const t0 = 1714554000000 // on a second
-	var data []string
-	var ms []int64
-	for _, dt := range []int64{0, 100, 900, 1500} {
-		data, ms = append(data, `{"click":1}`), append(ms, t0+dt)
+	const t0 = 1714554000000
+	r, err := pubsubio.NewReadRunner(sub, pubsubio.Readers(2), pubsubio.WatermarkLag(time.Second))
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.publishAll(t, topic, data, ms)
-
-	p, s := beam.NewPipelineWithRoot()
-	msgs, _ := pubsubio.Read(s, sub, pubsubio.Readers(3))
-	beam.ParDo0(s, &secondEndFn{Key: key, Fire: timers.InEventTime("fire")}, beam.ParDo(s, keyFn, msgs))
-	run := start(p)
-	waitFor(t, "the timer at the end of the first second to fire", func() bool { return registry.count(key) > 0 })
-	// The second second's timer must not fire: nothing after it was read.
-	time.Sleep(2 * time.Second)
-	run.stop(t)
-	if diff := cmp.Diff([]string{fmt.Sprintf("fired at %d", t0+1000)}, registry.linesOf(key)); diff != "" {
-		t.Errorf("timers (-want +got):\n%s", diff)
+	ctx := context.Background()
+	var got []string
+	bundle := func(what string, cur pubsubio.Cursor) pubsubio.Cursor {
+		t.Helper()
+		lines, _, next, err := r.Bundle(ctx, cur)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		got = append(got, fmt.Sprintf("%s: %d messages, watermark %d", what, len(lines), next.Watermark()-t0))
+		return next
+	}
+	readers := r.Split(r.Initial())
+	if len(readers) != 2 {
+		t.Fatalf("the read split into %d readers, want 2", len(readers))
+	}
+	f.publishAll(t, topic, []string{`{"click":1}`, `{"click":2}`}, []int64{t0 + 5000, t0 + 6000})
+	a := bundle("reader 0", readers[0])
+	b := bundle("reader 1", readers[1])
+	f.publishAll(t, topic, []string{`{"click":3}`}, []int64{t0 + 9000})
+	bundle("reader 1 again", b)
+	bundle("reader 0 again", a)
+	want := []string{
+		"reader 0: 2 messages, watermark 5000",
+		"reader 1: 0 messages, watermark 5000",
+		"reader 1 again: 1 messages, watermark 8000",
+		"reader 0 again: 0 messages, watermark 8000",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bundles and the watermarks they reported, from t0 (-want +got):\n%s", diff)
 	}
 }
