@@ -41,8 +41,8 @@
 // Readers(n) reads the subscription with n pull loops, which a runner may
 // spread over its workers; the service shares the messages among them, and
 // each is emitted once. The readers of a worker share the largest event
-// time read, so that one that gets no message does not hold the watermark
-// back.
+// time their committed bundles read, so that one that gets no message does
+// not hold the watermark back.
 //
 // # Acknowledgement
 //

@@ -157,14 +157,13 @@ func IdleAfter(d time.Duration) Option {
 
 // Readers makes Read pull its subscription with n readers, each a pull
 // loop of its own (a restriction the runner may run on any worker), which
-// the service shares the messages among. Each message is still emitted
-// once, as with one reader, and the de-duplication after the readers
-// drops a redelivery whichever reader gets it. The default is one. The
-// readers of a worker share what they know of the subscription's event
-// time, so one that gets no message holds the watermark no further back
-// than the others; a reader that shares a worker with none that gets
-// messages holds it at the last event time it read itself (see
-// docs/pubsub.md).
+// the service shares the messages among. Messages come out as with one
+// reader: the de-duplication after the readers drops a redelivery
+// whichever reader gets it. The default is one. The readers of a worker
+// share the largest event time their committed bundles read, so one that
+// gets no message holds the watermark no further back than the others; a
+// reader that shares a worker with none that gets messages holds it at
+// the last event time it read itself (see docs/pubsub.md).
 func Readers(n int) Option {
 	return option{name: "Readers", read: true, set: func(c *config) error {
 		if n < 1 {

@@ -195,6 +195,8 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 	cur := rt.GetRestriction().(cursor)
 	f.acknowledge(ctx, cur)
 	g := groupOf(cur.Group)
+	// What the estimator knows now is what committed bundles read.
+	g.share(we.MaxTime, we.ReadAt)
 	now := time.Now().UnixMilli()
 	we.await(handBackEarlierAttempts(g, cur.ID, now))
 	we.follow(g, now)
@@ -236,14 +238,12 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 		got := make([]decoded, len(msgs))
 		kept := make([]leased, len(msgs))
 		ids := make([]string, len(msgs))
-		maxTime := int64(noTime)
 		for i, m := range msgs {
 			got[i] = f.decode(m.GetMessage())
 			kept[i] = leased{AckID: m.GetAckId(), ID: m.GetMessage().GetMessageId(), Time: noTime}
 			ids[i] = kept[i].ID
 			if got[i].err == nil {
 				kept[i].Time = got[i].time
-				maxTime = max(maxTime, got[i].time)
 			}
 		}
 		l.add(ctx, kept)
@@ -253,7 +253,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 		for _, d := range got {
 			f.emit(ctx, we, now, d, emit, dead)
 		}
-		g.read(maxTime, now, ids)
+		g.read(now, ids)
 		we.follow(g, now)
 		n += len(msgs)
 		rt.Mu.Lock()

@@ -1,6 +1,6 @@
 // This file holds what the readers of one Read in a worker know together:
-// the largest event time any of them read, when one last read a message,
-// and which handed-back messages have been read again.
+// the largest event time read by their committed bundles, when one last
+// read a message, and which handed-back messages have been read again.
 
 package pubsubio
 
@@ -10,7 +10,10 @@ import "sync"
 // Readers in other workers share nothing with it: the runner gives a
 // reader's restriction no way to hear of another's.
 type readGroup struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// maxTime is the largest event time read by a bundle known to be
+	// committed: a failed bundle's messages come again, and may then be
+	// the earliest to come.
 	maxTime int64
 	readAt  int64
 	// awaited are the message IDs handed back for redelivery that a reader
@@ -37,12 +40,19 @@ func groupOf(id string) *readGroup {
 	return g
 }
 
-// read records that a reader read the messages ids, the largest event time
-// among them maxTime, at wall-clock time now.
-func (g *readGroup) read(maxTime, now int64, ids []string) {
+// share records what a reader knows from its committed bundles: the
+// largest event time read, and when a message was last read.
+func (g *readGroup) share(maxTime, readAt int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.maxTime = max(g.maxTime, maxTime)
+	g.readAt = max(g.readAt, readAt)
+}
+
+// read records that a reader read the messages ids at wall-clock time now.
+func (g *readGroup) read(now int64, ids []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.readAt = max(g.readAt, now)
 	if len(g.awaited) == 0 {
 		return
@@ -54,8 +64,8 @@ func (g *readGroup) read(maxTime, now int64, ids []string) {
 	}
 }
 
-// known returns the largest event time the group's readers read, and
-// when one last read a message.
+// known returns the largest event time the group's committed bundles
+// read, and when a reader last read a message.
 func (g *readGroup) known() (maxTime, readAt int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

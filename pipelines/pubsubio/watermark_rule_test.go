@@ -18,7 +18,7 @@ func TestWatermarkRule(t *testing.T) {
 	type step struct {
 		at    int64  // wall-clock milliseconds
 		read  int64  // this reader reads a message of this event time (0: none)
-		other int64  // another reader of the worker reads one (0: none)
+		other int64  // another reader of the worker reads one, and its bundle commits (0: none)
 		await int64  // a failed run's message "m" of this event time is handed back (0: none)
 		again string // a reader reads the handed-back message of this ID again
 		want  int64  // the watermark after the step
@@ -80,14 +80,15 @@ func TestWatermarkRule(t *testing.T) {
 				switch {
 				case s.read != 0:
 					e.read(s.read, s.at)
-					g.read(s.read, s.at, []string{fmt.Sprint("r", i)})
+					g.read(s.at, []string{fmt.Sprint("r", i)})
 				case s.other != 0:
-					g.read(s.other, s.at, []string{fmt.Sprint("o", i)})
+					g.read(s.at, []string{fmt.Sprint("o", i)})
+					g.share(s.other, s.at) // its bundle committed
 				case s.await != 0:
 					g.await([]string{"m"})
 					e.await([]awaited{{ID: "m", Time: s.await, Since: s.at}})
 				case s.again != "":
-					g.read(noTime, s.at, []string{s.again})
+					g.read(s.at, []string{s.again})
 				}
 				e.follow(g, s.at)
 				got = append(got, fmt.Sprintf("step %d: %d", i, e.Watermark))
