@@ -53,8 +53,9 @@ func BenchmarkQuery(b *testing.B) {
 	}
 }
 
-// childRunEnv, when set to "QUERY EVENTS", makes the test binary a child
-// that runs that query streaming and exits (TestMain is not involved: the
+// childRunEnv, when set to "QUERY EVENTS VERSION" (VERSION beamjoin or
+// sdk-only), makes the test binary a child that runs that query streaming
+// and exits (TestMain is not involved: the
 // benchmark starts the child with -test.run=TestStreamingChild).
 const childRunEnv = "NEXMARK_CHILD_RUN"
 
@@ -65,21 +66,22 @@ func TestStreamingChild(t *testing.T) {
 	if spec == "" {
 		t.Skip("the child of BenchmarkStreamingPeakRSS")
 	}
-	var q string
+	var q, version string
 	var n int64
-	if _, err := fmt.Sscan(spec, &q, &n); err != nil {
+	if _, err := fmt.Sscan(spec, &q, &n, &version); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Run(context.Background(), RunConfig{Query: Query(q), Stream: true, Config: Config{Seed: 1, Events: n}})
+	sum, err := Run(context.Background(), RunConfig{Query: Query(q), Stream: true, SDKOnly: version == "sdk-only", Config: Config{Seed: 1, Events: n}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(os.Stderr, sum)
 }
 
-// BenchmarkStreamingPeakRSS runs each beamjoin query streaming in a child
-// process at the two sizes of -nexmark-rss-events and reports each child's
-// peak resident set (getrusage's ru_maxrss) and their ratio.
+// BenchmarkStreamingPeakRSS runs each query streaming in a child process
+// at the two sizes of -nexmark-rss-events, beamjoin's version and then the
+// SDK-only one, and reports each child's peak resident set (getrusage's
+// ru_maxrss) and the ratio of the two sizes.
 //
 //	go test ./pipelines/nexmark -run '^$' -bench BenchmarkStreamingPeakRSS -benchtime 1x
 func BenchmarkStreamingPeakRSS(b *testing.B) {
@@ -91,22 +93,24 @@ func BenchmarkStreamingPeakRSS(b *testing.B) {
 		if *benchQuery != "" && string(q) != *benchQuery {
 			continue
 		}
-		b.Run(string(q), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				rssSmall, rssLarge := childPeakRSS(b, q, small), childPeakRSS(b, q, large)
-				b.ReportMetric(float64(rssSmall)/1024, "MB-peak-rss-N="+strconv.FormatInt(small, 10))
-				b.ReportMetric(float64(rssLarge)/1024, "MB-peak-rss-N="+strconv.FormatInt(large, 10))
-				b.ReportMetric(float64(rssLarge)/float64(rssSmall), "rss-ratio")
-			}
-		})
+		for _, version := range []string{"beamjoin", "sdk-only"} {
+			b.Run(string(q)+"/"+version, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					rssSmall, rssLarge := childPeakRSS(b, q, version, small), childPeakRSS(b, q, version, large)
+					b.ReportMetric(float64(rssSmall)/1024, "MB-peak-rss-N="+strconv.FormatInt(small, 10))
+					b.ReportMetric(float64(rssLarge)/1024, "MB-peak-rss-N="+strconv.FormatInt(large, 10))
+					b.ReportMetric(float64(rssLarge)/float64(rssSmall), "rss-ratio")
+				}
+			})
+		}
 	}
 }
 
-// childPeakRSS is the peak RSS, in KiB, of a child running query q
-// streaming on n events.
-func childPeakRSS(b *testing.B, q Query, n int64) int64 {
+// childPeakRSS is the peak RSS, in KiB, of a child running version
+// (beamjoin or sdk-only) of query q streaming on n events.
+func childPeakRSS(b *testing.B, q Query, version string, n int64) int64 {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamingChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", childRunEnv, q, n))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %s", childRunEnv, q, n, version))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		b.Fatalf("child %s N=%d: %v\n%s", q, n, err, out)
