@@ -74,7 +74,10 @@ func (c Config) SellerReachMs() int64 {
 func Query3(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.Query3")
 	persons, auctions := q3Inputs(s, ev)
-	out := join.Interval[int64, Person, Auction](s, persons, auctions, boundedIf(ev, join.Between(0, retain))...)
+	// A person's id never comes back once its auctions are past (sellers
+	// are recent persons), so its key is forgotten one join memory after
+	// its data is gone (ProgressHorizon(0)) rather than kept an hour.
+	out := join.Interval[int64, Person, Auction](s, persons, auctions, boundedIf(ev, join.Between(0, retain), join.ProgressHorizon(0))...)
 	return beam.ParDo(s, q3RowOf, out.Records)
 }
 
