@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 var (
@@ -19,7 +20,8 @@ var (
 
 // BenchmarkQuery runs each query, beamjoin's version and then the SDK-only
 // one, bounded and streaming, on Prism in process, counting rows only, and
-// reports events/s of wall time (pipeline construction included). The two
+// reports events/s of wall time (pipeline construction included) and the
+// process's CPU time per event (cpu-ns/event, runner included). The two
 // versions of a query run back to back, so that their ratio is of runs
 // under the same load. Rows are checked by TestQueriesMatchSQLite, not here.
 //
@@ -36,6 +38,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					var perSec float64
 					var rows int64
+					cpu0 := processCPU()
 					for i := 0; i < b.N; i++ {
 						sum, err := Run(context.Background(), RunConfig{Query: q, SDKOnly: sdkOnly, Stream: stream,
 							Config: Config{Seed: 1, Events: *benchEvents}})
@@ -45,12 +48,26 @@ func BenchmarkQuery(b *testing.B) {
 						perSec += sum.EventsPerSecond()
 						rows = sum.Rows
 					}
+					cpu := processCPU() - cpu0
 					b.ReportMetric(perSec/float64(b.N), "events/s")
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(int64(b.N)**benchEvents), "cpu-ns/event")
 					b.ReportMetric(float64(rows), "rows")
 				})
 			}
 		}
 	}
+}
+
+// processCPU is the CPU time this process has used, user and system: the
+// runner's too, since Prism runs in process. Unlike wall time, it does not
+// count the time other processes took the cores, so it compares two runs
+// on a shared machine more steadily.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // childRunEnv, when set to "QUERY EVENTS VERSION" (VERSION beamjoin or
