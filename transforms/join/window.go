@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.Y), error](&windowPaneFn{})
-	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*stampedValue) bool, func(*stampedValue) bool, func(beam.EventTime, beam.Y), error](&windowGroupFn{})
+	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*[]byte) bool, func(*[]byte) bool, func(beam.EventTime, beam.Y), error](&windowGroupFn{})
 	register.Emitter2[beam.EventTime, beam.Y]()
 }
 
@@ -178,6 +178,9 @@ type windowRecords struct {
 		kind, key, time, start, end int
 		value, valueTime            [2]int // by side
 	}
+	// record is where each record is made before it is emitted (as a
+	// copy), every field set anew.
+	record reflect.Value
 }
 
 func newWindowRecords[K, L, R any](cfg config) windowRecords {
@@ -186,6 +189,7 @@ func newWindowRecords[K, L, R any](cfg config) windowRecords {
 
 // setup finds the fields of the record type.
 func (f *windowRecords) setup() {
+	f.record = reflect.New(f.Out.T).Elem()
 	t, fs := f.Out.T, &f.fields
 	fs.kind, fs.key, fs.time = fieldIndex(t, "Kind"), fieldIndex(t, "Key"), fieldIndex(t, "Time")
 	fs.start, fs.end = fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
@@ -215,43 +219,62 @@ type joinValue struct {
 // emit emits the records of a pane of key k's window [start, end), made
 // of sides, timestamped at (the window's max timestamp): the nested loop.
 func (f *windowRecords) emit(ctx context.Context, at beam.EventTime, k any, sides [2][]joinValue, start, end time.Time, emit func(beam.EventTime, beam.Y)) {
+	key, atTime := reflect.ValueOf(k), at.ToTime().UTC()
 	emitRecord := func(kind Kind, vs [2]*joinValue) {
-		out := reflect.New(f.Out.T).Elem()
-		out.Field(f.fields.kind).Set(reflect.ValueOf(kind))
-		out.Field(f.fields.key).Set(reflect.ValueOf(k))
+		// The fields of known types are set through typed pointers, which,
+		// unlike reflect.ValueOf, do not box their values.
+		out := f.record
+		*out.Field(f.fields.kind).Addr().Interface().(*Kind) = kind
+		out.Field(f.fields.key).Set(key)
 		for s, v := range vs {
-			if v != nil {
-				setPointer(out.Field(f.fields.value[s]), v.v)
-				out.Field(f.fields.valueTime[s]).Set(reflect.ValueOf(v.time))
+			if v == nil {
+				out.Field(f.fields.value[s]).SetZero()
+				*timeField(out, f.fields.valueTime[s]) = time.Time{}
+				continue
 			}
+			setPointer(out.Field(f.fields.value[s]), v.v)
+			*timeField(out, f.fields.valueTime[s]) = v.time
 		}
-		out.Field(f.fields.time).Set(reflect.ValueOf(at.ToTime().UTC()))
-		out.Field(f.fields.start).Set(reflect.ValueOf(start))
-		out.Field(f.fields.end).Set(reflect.ValueOf(end))
+		*timeField(out, f.fields.time) = atTime
+		*timeField(out, f.fields.start) = start
+		*timeField(out, f.fields.end) = end
 		emit(at, out.Interface())
 	}
 	lefts, rights := sides[Left], sides[Right]
+	pairs := 0
 	for i := range lefts {
 		for j := range rights {
 			if lefts[i].isNew || rights[j].isNew {
 				emitRecord(KindPair, [2]*joinValue{Left: &lefts[i], Right: &rights[j]})
-				windowRecordCounters.pairs.Inc(ctx, 1)
+				pairs++
 			}
 		}
+	}
+	if pairs > 0 {
+		windowRecordCounters.pairs.Inc(ctx, int64(pairs))
 	}
 	for s, vs := range sides {
 		if len(sides[1-s]) > 0 || !f.Type.Outer(match.Side(s)) {
 			continue
 		}
+		unmatched := 0
 		for i := range vs {
 			if vs[i].isNew {
 				var pair [2]*joinValue
 				pair[s] = &vs[i]
 				emitRecord(KindUnmatched, pair)
-				windowRecordCounters.unmatched[s].Inc(ctx, 1)
+				unmatched++
 			}
 		}
+		if unmatched > 0 {
+			windowRecordCounters.unmatched[s].Inc(ctx, int64(unmatched))
+		}
 	}
+}
+
+// timeField is the time.Time field i of the addressable struct v.
+func timeField(v reflect.Value, i int) *time.Time {
+	return v.Field(i).Addr().Interface().(*time.Time)
 }
 
 // windowGroupFn makes the records of one CoGroupByKey group: one pane of
@@ -259,6 +282,8 @@ func (f *windowRecords) emit(ctx context.Context, at beam.EventTime, k any, side
 type windowGroupFn struct {
 	windowRecords
 	Left, Right coders.Element // the inputs' value coders
+
+	sides [2][]joinValue
 }
 
 func (f *windowGroupFn) Setup() error {
@@ -269,24 +294,31 @@ func (f *windowGroupFn) Setup() error {
 	return f.Right.Setup()
 }
 
-func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts, rights func(*stampedValue) bool, emit func(beam.EventTime, beam.Y)) error {
-	var sides [2][]joinValue
-	var sv stampedValue
-	for side, next := range [2]func(*stampedValue) bool{Left: lefts, Right: rights} {
+func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts, rights func(*[]byte) bool, emit func(beam.EventTime, beam.Y)) error {
+	// The sides' values are copied into the records: their slices serve
+	// every group.
+	sides := &f.sides
+	var stamped []byte
+	for side, next := range [2]func(*[]byte) bool{Left: lefts, Right: rights} {
 		c := &f.Left
 		if side == int(Right) {
 			c = &f.Right
 		}
-		for next(&sv) {
-			v, err := c.Decode(sv.Value)
-			if err != nil {
-				return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", Side(side), err)
+		sides[side] = sides[side][:0]
+		for next(&stamped) {
+			t, b, err := unstamp(stamped)
+			if err == nil {
+				var v any
+				if v, err = c.Decode(b); err == nil {
+					sides[side] = append(sides[side], joinValue{v: v, time: t, isNew: true})
+					continue
+				}
 			}
-			sides[side] = append(sides[side], joinValue{v: v, time: time.UnixMilli(sv.Time).UTC(), isNew: true})
+			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", Side(side), err)
 		}
 	}
 	start, end := windowBounds(w)
-	f.emit(ctx, w.MaxTimestamp(), k, sides, start, end, emit)
+	f.emit(ctx, w.MaxTimestamp(), k, *sides, start, end, emit)
 	return nil
 }
 

@@ -7,6 +7,7 @@ package join
 // late-element record.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"time"
@@ -22,9 +23,9 @@ import (
 )
 
 func init() {
-	register.DoFn4x1[beam.EventTime, beam.X, beam.Y, func(beam.X, stampedValue), error](&stampFn{})
-	register.Emitter2[beam.X, stampedValue]()
-	register.Iter1[stampedValue]()
+	register.DoFn4x1[beam.EventTime, beam.X, beam.Y, func(beam.X, []byte), error](&stampFn{})
+	register.Emitter2[beam.X, []byte]()
+	register.Iter1[[]byte]()
 	register.Function4x0(ownWindowFn)
 	register.Emitter1[beam.Y]()
 }
@@ -183,27 +184,38 @@ func windowInput(s beam.Scope, cfg config, col beam.PCollection) (beam.PCollecti
 	return beam.TryWindowInto(s, ws.Fn, col, opts...)
 }
 
-// stampedValue is a value of the grouped path with its event time, which
-// CoGroupByKey does not keep: the value encoded by its input's coder.
-type stampedValue struct {
-	Time  int64 // milliseconds since the Unix epoch
-	Value []byte
-}
-
-// stampFn carries each value's event time into its group.
+// stampFn carries each value's event time into its group, which
+// CoGroupByKey does not keep: a stamped value is the time (milliseconds
+// since the Unix epoch, a varint) followed by the value in its input's
+// coder, in one []byte, whose coder is the cheapest to group by.
 type stampFn struct {
 	Value coders.Element
+
+	// stamped serves every value: the only consumer of stampFn's output is
+	// the CoGroupByKey, whose tagging encodes each value before emit
+	// returns.
+	stamped []byte
 }
 
 func (f *stampFn) Setup() error { return f.Value.Setup() }
 
-func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y, emit func(beam.X, stampedValue)) error {
-	b, err := f.Value.Encode(v)
-	if err != nil {
+func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y, emit func(beam.X, []byte)) error {
+	var err error
+	if f.stamped, err = f.Value.AppendEncode(binary.AppendVarint(f.stamped[:0], et.Milliseconds()), v); err != nil {
 		return err
 	}
-	emit(k, stampedValue{Time: et.Milliseconds(), Value: b})
+	emit(k, f.stamped)
 	return nil
+}
+
+// unstamp splits a stamped value (see stampFn) into its event time and
+// its encoded value.
+func unstamp(stamped []byte) (time.Time, []byte, error) {
+	ms, n := binary.Varint(stamped)
+	if n <= 0 {
+		return time.Time{}, nil, fmt.Errorf("a grouped value of %d bytes does not start with its time", len(stamped))
+	}
+	return time.UnixMilli(ms).UTC(), stamped[n:], nil
 }
 
 // windowBounds are w's bounds, [start, end): an interval window's own, or,
