@@ -4,15 +4,12 @@ package join
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
-	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 )
 
 func init() {
@@ -135,11 +132,7 @@ type WindowResult[K, L, R any] struct {
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // Window panics on misuse; TryWindow returns the error.
 func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) Outputs {
-	out, err := TryWindow[K, L, R](s, left, right, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return mustBuild(TryWindow[K, L, R](s, left, right, opts...))
 }
 
 // TryWindow is Window returning an error instead of panicking: for an option
@@ -149,18 +142,13 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // trigger other than the default with ReportLate or TrackFates, and for
 // types not registered with RegisterTypes.
 func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
+	records := func(cfg config, values sideValues) windowRecords {
+		return windowRecords{Type: cfg.typ.core(), Out: beam.EncodedType{T: reflect.TypeFor[WindowResult[K, L, R]]()}, sideValues: values}
+	}
 	return buildWindowedRoute[K, L, R](s, windowedRoute{
-		op:      "join.Window",
-		allowed: windowOptions,
-		records: reflect.TypeFor[WindowResult[K, L, R]](),
-		join:    true,
-		stamp:   true,
-		grouped: func(cfg config, values [2]coders.Element) any {
-			return &windowGroupFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
-		},
-		panes: func(cfg config, values [2]coders.Element) any {
-			return &windowPaneFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
-		},
+		op: "join.Window", allowed: windowOptions, records: reflect.TypeFor[WindowResult[K, L, R]](), join: true, stamp: true,
+		grouped:    func(cfg config, values sideValues) any { return &windowGroupFn{windowRecords: records(cfg, values)} },
+		panes:      func(cfg config, values sideValues) any { return &windowPaneFn{windowRecords: records(cfg, values)} },
 		groupedVar: beam.YType, panesVar: beam.YType,
 	}, opts, left, right)
 }
@@ -173,6 +161,7 @@ func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...
 type windowRecords struct {
 	Type match.Type
 	Out  beam.EncodedType
+	sideValues
 
 	fields struct {
 		kind, key, time, start, end int
@@ -183,12 +172,8 @@ type windowRecords struct {
 	record reflect.Value
 }
 
-func newWindowRecords[K, L, R any](cfg config) windowRecords {
-	return windowRecords{Type: cfg.typ.core(), Out: beam.EncodedType{T: reflect.TypeFor[WindowResult[K, L, R]]()}}
-}
-
-// setup finds the fields of the record type.
-func (f *windowRecords) setup() {
+// Setup finds the fields of the record type and sets up the value coders.
+func (f *windowRecords) Setup() error {
 	f.record = reflect.New(f.Out.T).Elem()
 	t, fs := f.Out.T, &f.fields
 	fs.kind, fs.key, fs.time = fieldIndex(t, "Kind"), fieldIndex(t, "Key"), fieldIndex(t, "Time")
@@ -197,6 +182,7 @@ func (f *windowRecords) setup() {
 		fs.value[s] = fieldIndex(t, sideField[s])
 		fs.valueTime[s] = fieldIndex(t, sideField[s]+"Time")
 	}
+	return f.sideValues.setup()
 }
 
 // windowRecordCounters count the window join's records.
@@ -206,14 +192,6 @@ var windowRecordCounters = struct {
 }{
 	pairs:     beam.NewCounter(Namespace, "pairs_out"),
 	unmatched: [2]beam.Counter{beam.NewCounter(Namespace, "left_unmatched_out"), beam.NewCounter(Namespace, "right_unmatched_out")},
-}
-
-// joinValue is a decoded value, its event time, and whether it is new in
-// the pane.
-type joinValue struct {
-	v     any
-	time  time.Time
-	isNew bool
 }
 
 // emit emits the records of a pane of key k's window [start, end), made
@@ -281,44 +259,19 @@ func timeField(v reflect.Value, i int) *time.Time {
 // one window of a key, every value of which is new.
 type windowGroupFn struct {
 	windowRecords
-	Left, Right coders.Element // the inputs' value coders
 
-	sides [2][]joinValue
-}
-
-func (f *windowGroupFn) Setup() error {
-	f.setup()
-	if err := f.Left.Setup(); err != nil {
-		return err
-	}
-	return f.Right.Setup()
+	sides [2][]joinValue // serve every group: records copy the values
 }
 
 func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts, rights func(*[]byte) bool, emit func(beam.EventTime, beam.Y)) error {
-	// The sides' values are copied into the records: their slices serve
-	// every group.
-	sides := &f.sides
-	var stamped []byte
 	for side, next := range [2]func(*[]byte) bool{Left: lefts, Right: rights} {
-		c := &f.Left
-		if side == int(Right) {
-			c = &f.Right
-		}
-		sides[side] = sides[side][:0]
-		for next(&stamped) {
-			t, b, err := unstamp(stamped)
-			if err == nil {
-				var v any
-				if v, err = c.Decode(b); err == nil {
-					sides[side] = append(sides[side], joinValue{v: v, time: t, isNew: true})
-					continue
-				}
-			}
-			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", Side(side), err)
+		var err error
+		if f.sides[side], err = f.unstampAll("join.Window", Side(side), next, f.sides[side][:0]); err != nil {
+			return err
 		}
 	}
 	start, end := windowBounds(w)
-	f.emit(ctx, w.MaxTimestamp(), k, *sides, start, end, emit)
+	f.emit(ctx, w.MaxTimestamp(), k, f.sides, start, end, emit)
 	return nil
 }
 
@@ -326,33 +279,12 @@ func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k bea
 // whose entries say which values are new in it.
 type windowPaneFn struct {
 	windowRecords
-	Left, Right coders.Element // the inputs' value coders
-}
-
-func (f *windowPaneFn) Setup() error {
-	f.setup()
-	if err := f.Left.Setup(); err != nil {
-		return err
-	}
-	return f.Right.Setup()
 }
 
 func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
-	entries, isNew, err := panes.DecodePane(p.Entries)
+	sides, err := f.decodePane("join.Window", p)
 	if err != nil {
 		return err
-	}
-	var sides [2][]joinValue
-	for i, e := range entries {
-		c := &f.Left
-		if e.Side == match.Right {
-			c = &f.Right
-		}
-		v, err := c.Decode(e.Value)
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", sideOf(e.Side), err)
-		}
-		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
 	}
 	f.emit(ctx, et, k, sides, time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC(), emit)
 	return nil

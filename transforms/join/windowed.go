@@ -63,8 +63,8 @@ type windowedRoute struct {
 	// group, emitting the universal type groupedVar; panes the DoFn that
 	// makes the records of the late-counting path's panes, emitting
 	// panesVar.
-	grouped              func(cfg config, values [2]coders.Element) any
-	panes                func(cfg config, values [2]coders.Element) any
+	grouped              func(cfg config, values sideValues) any
+	panes                func(cfg config, values sideValues) any
 	groupedVar, panesVar reflect.Type
 }
 
@@ -95,10 +95,20 @@ func buildWindowedRoute[K, L, R any](s beam.Scope, route windowedRoute, opts []O
 		return Outputs{}, err
 	}
 	var outs Outputs
-	if outs.Records, err = wd.records(s.Scope("records"), route.panes(cfg, wd.coders), route.records, route.panesVar); err != nil {
+	values := sideValues{Left: wd.coders[Left], Right: wd.coders[Right]}
+	if outs.Records, err = wd.records(s.Scope("records"), route.panes(cfg, values), route.records, route.panesVar); err != nil {
 		return Outputs{}, err
 	}
 	return windowedExtras[K, L, R](s, wd, cfg, outs)
+}
+
+// mustBuild returns out, or panics with err: Window and CoGroup are their
+// Try variants that panic on misuse.
+func mustBuild(out Outputs, err error) Outputs {
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // lateCounting reports whether Window or CoGroup runs the late-counting
@@ -140,7 +150,8 @@ func groupedRecords(s beam.Scope, route windowedRoute, cfg config, left, right b
 	if err != nil {
 		return fail(err)
 	}
-	records, err := beam.TryParDo(s.Scope("records"), route.grouped(cfg, values), grouped, beam.TypeDefinition{Var: route.groupedVar, T: route.records})
+	records, err := beam.TryParDo(s.Scope("records"), route.grouped(cfg, sideValues{Left: values[Left], Right: values[Right]}), grouped,
+		beam.TypeDefinition{Var: route.groupedVar, T: route.records})
 	if err != nil {
 		return fail(err)
 	}
@@ -208,14 +219,75 @@ func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y, emit fun
 	return nil
 }
 
-// unstamp splits a stamped value (see stampFn) into its event time and
-// its encoded value.
-func unstamp(stamped []byte) (time.Time, []byte, error) {
-	ms, n := binary.Varint(stamped)
-	if n <= 0 {
-		return time.Time{}, nil, fmt.Errorf("a grouped value of %d bytes does not start with its time", len(stamped))
+// sideValues decodes the values of the two inputs of a window join or a
+// cogroup, each with its input's coder: the DoFns that make their records
+// embed it.
+type sideValues struct {
+	Left, Right coders.Element
+}
+
+func (c *sideValues) setup() error {
+	if err := c.Left.Setup(); err != nil {
+		return err
 	}
-	return time.UnixMilli(ms).UTC(), stamped[n:], nil
+	return c.Right.Setup()
+}
+
+// joinValue is a decoded value, its event time, and whether it is new in
+// its pane.
+type joinValue struct {
+	v     any
+	time  time.Time
+	isNew bool
+}
+
+// decode decodes b, a value of side s of the route named op.
+func (c *sideValues) decode(op string, s Side, b []byte) (any, error) {
+	coder := &c.Left
+	if s == Right {
+		coder = &c.Right
+	}
+	v, err := coder.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("beamjoin: %s: decoding a %s value: %w", op, s, err)
+	}
+	return v, nil
+}
+
+// unstampAll appends to vs the values that next yields, stamped values of
+// side s (see stampFn), decoded, all new.
+func (c *sideValues) unstampAll(op string, s Side, next func(*[]byte) bool, vs []joinValue) ([]joinValue, error) {
+	var stamped []byte
+	for next(&stamped) {
+		ms, n := binary.Varint(stamped)
+		if n <= 0 {
+			return vs, fmt.Errorf("beamjoin: %s: a grouped %s value of %d bytes does not start with its time", op, s, len(stamped))
+		}
+		v, err := c.decode(op, s, stamped[n:])
+		if err != nil {
+			return vs, err
+		}
+		vs = append(vs, joinValue{v: v, time: time.UnixMilli(ms).UTC(), isNew: true})
+	}
+	return vs, nil
+}
+
+// decodePane decodes the values of a pane of the late-counting path, by
+// side, each marked new or not as the pane says.
+func (c *sideValues) decodePane(op string, p paneRecord) ([2][]joinValue, error) {
+	var sides [2][]joinValue
+	entries, isNew, err := panes.DecodePane(p.Entries)
+	if err != nil {
+		return sides, err
+	}
+	for i, e := range entries {
+		v, err := c.decode(op, sideOf(e.Side), e.Value)
+		if err != nil {
+			return sides, err
+		}
+		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
+	}
+	return sides, nil
 }
 
 // windowBounds are w's bounds, [start, end): an interval window's own, or,
