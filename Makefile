@@ -42,11 +42,13 @@ lint:
 # bounded path against the window join on a bounded input, and `beamjoin
 # interval` on 2x100k generated lines, bounded vs streaming path and SQLite;
 # the Pub/Sub source on the pstest fake against a bare pull loop and Receive
-# (msgs/s and acked/s); the window join's late path against the
-# GroupByKey design (three interleaved runs, so that each pair of
-# runs sees the same load); the interval join's bounded bundle cache over
-# 1M elements and 100k keys; the as-of join beside the interval join on
-# the same input, and the versions an as-of key holds on a steady stream
+# (msgs/s and acked/s); the window join's default and late-counting paths
+# against the same join written by hand with CoGroupByKey, on a bounded
+# input (three interleaved runs, so that each pair of runs sees the same
+# load), and `beamjoin window` on the same 2x100k lines, its CoGroupByKey
+# path vs its late-counting path; the interval join's bounded bundle cache
+# over 1M elements and 100k keys; the as-of join beside the interval join
+# on the same input, and the versions an as-of key holds on a steady stream
 # against what its rule requires. Raw, benchstat-compatible
 # results go to .bench/raw.txt (Prism's log to .bench/prism.log); the table
 # is printed at the end. BENCH_1M=1 adds the 1M-element scaling run (about
@@ -69,6 +71,7 @@ bench: tools
 	$(GO) test -run '^$$' -bench 'BenchmarkReplay' -benchmem -benchtime 1x -timeout 30m ./pipelines/jsonl >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkReplayInterval' -benchtime 1x -timeout 60m ./pipelines/jsonjoin >> .bench/raw.txt 2>> .bench/prism.log
 	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BenchmarkWindowLate/.*/N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log || exit 1; done
+	$(GO) test -run '^$$' -bench 'BenchmarkBatchWindow' -benchtime 1x -count 2 -timeout 60m ./pipelines/jsonjoin >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkIntervalBundleCache' -benchmem -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt
 	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BenchmarkAsOfPipeline/.*/N=100000$$' -benchmem -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log || exit 1; done
 	$(GO) test -run '^$$' -bench 'BenchmarkAsOfSteadyKey' -benchtime 1x ./transforms/join >> .bench/raw.txt
