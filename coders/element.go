@@ -21,6 +21,10 @@ type Element struct {
 	enc exec.ElementEncoder
 	dec exec.ElementDecoder
 	buf bytes.Buffer
+	// fv and r serve every Encode and Decode, which would otherwise
+	// allocate them for each value.
+	fv exec.FullValue
+	r  bytes.Reader
 }
 
 // KVValue returns an Element for the values of col, a PCollection of KV
@@ -78,18 +82,41 @@ func (e *Element) Setup() error {
 
 // Encode returns v in the coder's encoding. The result is a new slice.
 func (e *Element) Encode(v any) ([]byte, error) {
-	e.buf.Reset()
-	if err := e.enc.Encode(&exec.FullValue{Elm: v}, &e.buf); err != nil {
-		return nil, fmt.Errorf("beamjoin: coders: encoding %T: %w", v, err)
+	if err := e.encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.Clone(e.buf.Bytes()), nil
 }
 
+// AppendEncode appends v in the coder's encoding to dst and returns the
+// extended slice.
+func (e *Element) AppendEncode(dst []byte, v any) ([]byte, error) {
+	if err := e.encode(v); err != nil {
+		return dst, err
+	}
+	return append(dst, e.buf.Bytes()...), nil
+}
+
+// encode encodes v into e.buf.
+func (e *Element) encode(v any) error {
+	e.buf.Reset()
+	e.fv = exec.FullValue{Elm: v}
+	err := e.enc.Encode(&e.fv, &e.buf)
+	e.fv = exec.FullValue{}
+	if err != nil {
+		return fmt.Errorf("beamjoin: coders: encoding %T: %w", v, err)
+	}
+	return nil
+}
+
 // Decode returns the value encoded in b.
 func (e *Element) Decode(b []byte) (any, error) {
-	fv, err := e.dec.Decode(bytes.NewReader(b))
-	if err != nil {
+	e.r.Reset(b)
+	e.fv = exec.FullValue{}
+	if err := e.dec.DecodeTo(&e.r, &e.fv); err != nil {
 		return nil, fmt.Errorf("beamjoin: coders: decoding %d bytes: %w", len(b), err)
 	}
-	return fv.Elm, nil
+	v := e.fv.Elm
+	e.fv = exec.FullValue{}
+	return v, nil
 }

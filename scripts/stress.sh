@@ -39,7 +39,7 @@ for i in $(seq "$runs"); do
 	ok=1
 	: >"$log/run-$i.txt"
 	for p in $list; do
-		$go test -count=2 "$p" >>"$log/run-$i.txt" 2>&1 || ok=0
+		$go test -count=2 -timeout 60m "$p" >>"$log/run-$i.txt" 2>&1 || ok=0
 	done
 	if [ "$ok" -eq 1 ]; then
 		passed=$((passed + 1))

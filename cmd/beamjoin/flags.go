@@ -132,7 +132,7 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 	str(&f.late, "late", "", "late-elements `FILE` (default: counted only)")
 	str(&f.deadLetter, "dead-letter", "", "`FILE` for lines that are not records: bad JSON, missing key or time, over 1 MiB (default: counted only)")
 	dur(&f.watermarkLag, "watermark-lag", "replay each file in line order as a stream whose watermark trails the largest time read by `DUR` (default: read files whole, in batch)")
-	dur(&f.idleAfter, "idle-after", "Pub/Sub inputs: after `DUR` without a message, a subscription's watermark moves on by itself, as fast as the clock from the latest time read, so that a quiet stream's timers fire (default 10s)")
+	dur(&f.idleAfter, "idle-after", "Pub/Sub inputs: after `DUR` without a message, a subscription's watermark moves on by itself, as fast as the clock from the latest time read, so that a quiet stream's timers fire; a message that comes after such a pause with an earlier time may then be late (default 10s)")
 	f.progress = durationFlag{d: jsonjoin.DefaultProgressEvery, text: jsonjoin.DefaultProgressEvery.String(), set: true}
 	dur(&f.progress, "progress", "report progress on standard error after `DUR`, then every DUR or every tenth of the time elapsed, whichever is longer; only workers in this process (Prism's default) report it")
 	boolean(&f.quiet, "quiet", "no progress reports on standard error")

@@ -139,7 +139,8 @@ side's accounting (files read whole have nothing late: no fates counted):
 	jsonjoin.CoGroup: `Usage: beamjoin cogroup --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
 
 Groups the left and right objects by key and window: one record per key and
-window that has any, with all objects of each side in input order.
+window that has any, with each side's objects sorted by file, then line
+(grouping keeps no order; for Pub/Sub, by subscription, then message ID).
 
 Example:
   # Each order's payments, per hour.

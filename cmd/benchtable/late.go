@@ -1,25 +1,27 @@
 package main
 
-// The sections of issue 13's late path (the window join's stateful design
-// against the GroupByKey design it replaced, BenchmarkWindowLate) and of
-// issue 9.3's bounded bundle cache (BenchmarkIntervalBundleCache).
+// The sections of the window join's paths against the same join written
+// by hand (BenchmarkWindowLate), of the beamjoin command's window join on
+// files read whole (BenchmarkBatchWindow), and of issue 9.3's bounded
+// bundle cache (BenchmarkIntervalBundleCache).
 
 import (
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // windowLateOrder lists the BenchmarkWindowLate pipelines in the order shown.
-var windowLateOrder = []string{"window-gbk", "window-late", "window-fates"}
+var windowLateOrder = []string{"window-gbk", "window-gbk-records", "window-grouped", "window-late", "window-fates"}
 
-func windowLate(w io.Writer, r results) {
+func windowLate(w io.Writer, r results, t *targets) {
 	names := r.matching("BenchmarkWindowLate/")
 	if len(names) == 0 {
 		return
 	}
-	tb := newTable(w, "Window join with its late output (one stateful DoFn per key, a timer per window) against the GroupByKey design it replaced, which drops late data; 8 s fixed windows, same input; (x) = elem/s over window-gbk's, median of the runs' ratios",
+	tb := newTable(w, "Window join on a bounded input, 8 s fixed windows: its default path (window-grouped, CoGroupByKey) and its late-counting path (window-late, window-fates: one stateful DoFn per key, a timer per window) against the same join written by hand with CoGroupByKey and a nested loop (window-gbk counts the pairs; window-gbk-records makes records of what Window's hold); (x) = elem/s over window-gbk's, median of the runs' ratios",
 		"pipeline", "N", "elem/s", "(x)", "peak live MB", "runs")
 	for _, n := range sizes(names, "N") {
 		name := func(p string) string { return fmt.Sprintf("BenchmarkWindowLate/%s/N=%d", p, n) }
@@ -31,6 +33,45 @@ func windowLate(w io.Writer, r results) {
 			mem, mok := r.median(name(p), "peak-live-MB")
 			x, xok := r.pairedRatio(name(p), name("window-gbk"), "elem/s")
 			tb.row(p, strconv.Itoa(n), num(eps, ok), ratio(x, 1, xok), num(mem, mok), strconv.Itoa(r.runs(name(p), "elem/s")))
+			if p == "window-grouped" && xok {
+				t.add(fmt.Sprintf("window-grouped >= 0.9x the hand-written CoGroupByKey join, bounded input (N=%d)", n), x >= 0.9, ratio(x, 1, true))
+			}
+		}
+	}
+	tb.flush()
+}
+
+// batchWindow is the section of the beamjoin command's window join on
+// files read whole: its CoGroupByKey path against the late-counting path
+// it took before.
+func batchWindow(w io.Writer, r results, t *targets) {
+	const prefix = "BenchmarkBatchWindow/path="
+	names := r.matching(prefix)
+	if len(names) == 0 {
+		return
+	}
+	tb := newTable(w, "beamjoin window on files read whole (7 min tumbling, inner), each in a process of its own; (x) = time of the late-counting path over this one's",
+		"path", "input", "s/run", "(x)", "peak RSS MB", "runs")
+	var inputs []string
+	for _, n := range names {
+		rest := n[len(prefix):]
+		if i := strings.IndexByte(rest, '/'); i >= 0 && !slices.Contains(inputs, rest[i:]) {
+			inputs = append(inputs, rest[i:])
+		}
+	}
+	for _, in := range inputs {
+		name := func(p string) string { return prefix + p + in }
+		late, lok := r.median(name("window-late"), "s/run")
+		for _, p := range []string{"window-grouped", "window-late"} {
+			if r[name(p)] == nil {
+				continue
+			}
+			s, ok := r.median(name(p), "s/run")
+			rss, rok := r.median(name(p), "peak-RSS-MB")
+			tb.row(p, in[1:], num(s, ok), ratio(late, s, ok && lok), num(rss, rok), strconv.Itoa(r.runs(name(p), "s/run")))
+		}
+		if g, ok := r.median(name("window-grouped"), "s/run"); ok && lok {
+			t.add(fmt.Sprintf("beamjoin window on files read whole (%s): >= 4x faster than the late-counting path", in[1:]), late/g >= 4, ratio(late, g, true))
 		}
 	}
 	tb.flush()

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -9,29 +11,94 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// quickstartPrints is what the quick start prints, sorted: the runner
+// prints in any order.
+var quickstartPrints = []string{
+	"o1 paid 30, 4m0s after the order",
+	"o2 unpaid",
+	"o3 unpaid",
+}
+
 // TestQuickstartRunsAsWritten builds and runs the quick start as a user
 // would (go run), on Prism in process, and checks what it prints.
 func TestQuickstartRunsAsWritten(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a program")
 	}
+	checkPrints(t, goRun(t, "."))
+}
+
+// TestQuickstartRunsInANewModule does what the README tells a newcomer:
+// copy main.go into a module of their own, point beamjoin at this clone
+// and add the requirements (go mod init, go mod edit -replace, go get
+// beamjoin, go get .), then run it. It runs offline (GOPROXY=off,
+// GOSUMDB=off), from the module cache the repository's own build filled.
+func TestQuickstartRunsInANewModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a program")
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, "main.go"), src)
+	for _, args := range [][]string{
+		{"mod", "init", "example.com/mine"},
+		{"mod", "edit", "-replace", "github.com/beamjoin/beamjoin=" + repo},
+		{"get", "github.com/beamjoin/beamjoin"},
+		{"get", "."},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = offline()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in a new module: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	checkPrints(t, goRun(t, dir))
+}
+
+// offline is the environment for go commands that must use the module
+// cache only.
+func offline() []string {
+	return append(os.Environ(), "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=")
+}
+
+// goRun runs the program in dir with go run and returns its standard
+// output.
+func goRun(t *testing.T, dir string) []byte {
+	t.Helper()
 	cmd := exec.Command("go", "run", ".")
+	cmd.Dir = dir
+	cmd.Env = offline()
 	out, err := cmd.Output()
 	if err != nil {
 		stderr := ""
 		if e, ok := err.(*exec.ExitError); ok {
 			stderr = string(e.Stderr)
 		}
-		t.Fatalf("go run ./examples/quickstart: %v\n%s", err, stderr)
+		t.Fatalf("go run in %s: %v\n%s", dir, err, stderr)
 	}
+	return out
+}
+
+func checkPrints(t *testing.T, out []byte) {
+	t.Helper()
 	got := strings.Split(strings.TrimSpace(string(out)), "\n")
-	slices.Sort(got) // the runner prints in any order
-	want := []string{
-		"o1 paid 30, 4m0s after the order",
-		"o2 unpaid",
-		"o3 unpaid",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	slices.Sort(got)
+	if diff := cmp.Diff(quickstartPrints, got); diff != "" {
 		t.Errorf("quick start printed (-want +got):\n%s", diff)
+	}
+}
+
+func mustWrite(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -74,23 +74,28 @@ func batchConfig(dir, out string) jsonjoin.Config {
 }
 
 // The child process: a benchmark runs this test binary again with
-// benchChildEnv set to "DIR PATH", and TestIntervalBenchChild runs the join
-// on PATH there ("bounded", "streaming" for the streaming path on files
-// read whole, "replay" for a replay with a 5-minute watermark lag), writing
-// DIR/out-PATH.jsonl, then prints the process's peak RSS.
+// benchChildEnv set to "DIR PATH", and TestBenchChild runs the join on PATH
+// there, writing DIR/out-PATH.jsonl, then prints the process's peak RSS.
+// The interval join's paths: "bounded", "streaming" for the streaming path
+// on files read whole, "replay" for a replay with a 5-minute watermark
+// lag. The window join's (window_bench_test.go): "window-grouped", the
+// CoGroupByKey path, and "window-late", the late-counting path, both on
+// files read whole.
 const benchChildEnv = "BEAMJOIN_BENCH_CHILD"
 
-func TestIntervalBenchChild(t *testing.T) {
+func TestBenchChild(t *testing.T) {
 	arg := os.Getenv(benchChildEnv)
 	if arg == "" {
-		t.Skip("run by BenchmarkBatchInterval and BenchmarkReplayInterval only")
+		t.Skip("run by BenchmarkBatchInterval, BenchmarkReplayInterval and BenchmarkBatchWindow only")
 	}
 	dir, path, _ := strings.Cut(arg, " ")
-	c := batchConfig(dir, filepath.Join(dir, "out-"+path+".jsonl"))
+	out := filepath.Join(dir, "out-"+path+".jsonl")
+	c := batchConfig(dir, out)
 	// Go's collector runs as the beamjoin command runs it: sooner than
-	// Go's default for files read whole (the bounded path), at the default
-	// for a replay, and at the default for the streaming path, as the
-	// command ran it when issue 14 was filed. GOGC, if set, overrides.
+	// Go's default for files read whole (the bounded path, both window
+	// paths), at the default for a replay, and at the default for the
+	// streaming path, as the command ran it when issue 14 was filed. GOGC,
+	// if set, overrides.
 	switch path {
 	case "bounded":
 		prismrun.SetGCPercent()
@@ -98,6 +103,12 @@ func TestIntervalBenchChild(t *testing.T) {
 		c.Replay, c.WatermarkLag = true, 5*time.Minute
 	case "streaming":
 		c = jsonjoin.StreamingBatch(c)
+	case "window-grouped":
+		prismrun.SetGCPercent()
+		c = windowBenchConfig(dir, out)
+	case "window-late":
+		prismrun.SetGCPercent()
+		c = jsonjoin.StreamingBatch(windowBenchConfig(dir, out))
 	}
 	if _, err := jsonjoin.Run(context.Background(), c, prismrun.Runner); err != nil {
 		t.Fatal(err)
@@ -117,11 +128,11 @@ func TestIntervalBenchChild(t *testing.T) {
 }
 
 // runChild runs the join on path in a process of its own (see
-// TestIntervalBenchChild) and returns its wall time in seconds and peak
+// TestBenchChild) and returns its wall time in seconds and peak
 // RSS in MB.
 func runChild(b *testing.B, dir, path string) (wall, rssMB float64) {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestIntervalBenchChild$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), benchChildEnv+"="+dir+" "+path)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

@@ -44,7 +44,9 @@
 //
 //	{"kind":"group","key":K,"left":[…],"right":[…],"time":MS,"window":{"start":MS,"end":MS}}
 //
-// with each side's objects in input order (file, then line).
+// with each side's objects sorted by file, then line (Beam's grouping
+// keeps no order; a Pub/Sub record's file is its subscription, its line
+// its message ID).
 //
 // Late elements of the interval join (FormatLate):
 //

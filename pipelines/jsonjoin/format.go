@@ -108,8 +108,8 @@ func FormatWindowResult(r WindowResult) string {
 
 // FormatGroup writes a cogroup record:
 // {"kind":"group","key":K,"left":[…],"right":[…],"time":MS,"window":{"start":MS,"end":MS}}.
-// Each side's objects are in input order (file, then line); time is the
-// window's max timestamp.
+// Each side's objects are sorted by file, then line (Beam's grouping keeps
+// no order); time is the window's max timestamp.
 func FormatGroup(g Group) string {
 	var w jsonWriter
 	w.str("kind", "group")

@@ -103,13 +103,17 @@ func (c Config) checkPubSub() error {
 // lines, and dead letters: messages that are not JSON objects, or whose
 // key or event time is missing or bad. Messages are de-duplicated by the
 // record ID that `beamjoin publish` sets (pubsubio.DefaultIDAttribute), or
-// by message ID when a message has none.
+// by message ID when a message has none. The watermark moves by the clock
+// after IdleAfter without a message (pubsubio.DefaultIdleAfter when zero):
+// a join run from the command must close its windows and emit its outer
+// records on a quiet stream too, at the risk pubsubio.IdleAfter states.
 func (c Config) readPubSub(s beam.Scope, side, sub string, f jsonl.Fields) (records, deadLetters beam.PCollection, err error) {
-	opts := []pubsubio.Option{pubsubio.Name(side), pubsubio.WatermarkLag(c.WatermarkLag),
-		pubsubio.IDAttribute(pubsubio.DefaultIDAttribute)}
-	if c.IdleAfter != 0 {
-		opts = append(opts, pubsubio.IdleAfter(c.IdleAfter))
+	idle := c.IdleAfter
+	if idle == 0 {
+		idle = pubsubio.DefaultIdleAfter
 	}
+	opts := []pubsubio.Option{pubsubio.Name(side), pubsubio.WatermarkLag(c.WatermarkLag),
+		pubsubio.IDAttribute(pubsubio.DefaultIDAttribute), pubsubio.IdleAfter(idle)}
 	if attr, ok := strings.CutPrefix(f.Time, AttributeTime); ok {
 		opts = append(opts, pubsubio.TimeAttribute(attr))
 	} else {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 var (
@@ -19,7 +20,8 @@ var (
 
 // BenchmarkQuery runs each query, beamjoin's version and then the SDK-only
 // one, bounded and streaming, on Prism in process, counting rows only, and
-// reports events/s of wall time (pipeline construction included). The two
+// reports events/s of wall time (pipeline construction included) and the
+// process's CPU time per event (cpu-ns/event, runner included). The two
 // versions of a query run back to back, so that their ratio is of runs
 // under the same load. Rows are checked by TestQueriesMatchSQLite, not here.
 //
@@ -36,6 +38,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					var perSec float64
 					var rows int64
+					cpu0 := processCPU()
 					for i := 0; i < b.N; i++ {
 						sum, err := Run(context.Background(), RunConfig{Query: q, SDKOnly: sdkOnly, Stream: stream,
 							Config: Config{Seed: 1, Events: *benchEvents}})
@@ -45,7 +48,9 @@ func BenchmarkQuery(b *testing.B) {
 						perSec += sum.EventsPerSecond()
 						rows = sum.Rows
 					}
+					cpu := processCPU() - cpu0
 					b.ReportMetric(perSec/float64(b.N), "events/s")
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(int64(b.N)**benchEvents), "cpu-ns/event")
 					b.ReportMetric(float64(rows), "rows")
 				})
 			}
@@ -53,8 +58,21 @@ func BenchmarkQuery(b *testing.B) {
 	}
 }
 
-// childRunEnv, when set to "QUERY EVENTS", makes the test binary a child
-// that runs that query streaming and exits (TestMain is not involved: the
+// processCPU is the CPU time this process has used, user and system: the
+// runner's too, since Prism runs in process. Unlike wall time, it does not
+// count the time other processes took the cores, so it compares two runs
+// on a shared machine more steadily.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// childRunEnv, when set to "QUERY EVENTS VERSION" (VERSION beamjoin or
+// sdk-only), makes the test binary a child that runs that query streaming
+// and exits (TestMain is not involved: the
 // benchmark starts the child with -test.run=TestStreamingChild).
 const childRunEnv = "NEXMARK_CHILD_RUN"
 
@@ -65,21 +83,22 @@ func TestStreamingChild(t *testing.T) {
 	if spec == "" {
 		t.Skip("the child of BenchmarkStreamingPeakRSS")
 	}
-	var q string
+	var q, version string
 	var n int64
-	if _, err := fmt.Sscan(spec, &q, &n); err != nil {
+	if _, err := fmt.Sscan(spec, &q, &n, &version); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Run(context.Background(), RunConfig{Query: Query(q), Stream: true, Config: Config{Seed: 1, Events: n}})
+	sum, err := Run(context.Background(), RunConfig{Query: Query(q), Stream: true, SDKOnly: version == "sdk-only", Config: Config{Seed: 1, Events: n}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintln(os.Stderr, sum)
 }
 
-// BenchmarkStreamingPeakRSS runs each beamjoin query streaming in a child
-// process at the two sizes of -nexmark-rss-events and reports each child's
-// peak resident set (getrusage's ru_maxrss) and their ratio.
+// BenchmarkStreamingPeakRSS runs each query streaming in a child process
+// at the two sizes of -nexmark-rss-events, beamjoin's version and then the
+// SDK-only one, and reports each child's peak resident set (getrusage's
+// ru_maxrss) and the ratio of the two sizes.
 //
 //	go test ./pipelines/nexmark -run '^$' -bench BenchmarkStreamingPeakRSS -benchtime 1x
 func BenchmarkStreamingPeakRSS(b *testing.B) {
@@ -91,22 +110,24 @@ func BenchmarkStreamingPeakRSS(b *testing.B) {
 		if *benchQuery != "" && string(q) != *benchQuery {
 			continue
 		}
-		b.Run(string(q), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				rssSmall, rssLarge := childPeakRSS(b, q, small), childPeakRSS(b, q, large)
-				b.ReportMetric(float64(rssSmall)/1024, "MB-peak-rss-N="+strconv.FormatInt(small, 10))
-				b.ReportMetric(float64(rssLarge)/1024, "MB-peak-rss-N="+strconv.FormatInt(large, 10))
-				b.ReportMetric(float64(rssLarge)/float64(rssSmall), "rss-ratio")
-			}
-		})
+		for _, version := range []string{"beamjoin", "sdk-only"} {
+			b.Run(string(q)+"/"+version, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					rssSmall, rssLarge := childPeakRSS(b, q, version, small), childPeakRSS(b, q, version, large)
+					b.ReportMetric(float64(rssSmall)/1024, "MB-peak-rss-N="+strconv.FormatInt(small, 10))
+					b.ReportMetric(float64(rssLarge)/1024, "MB-peak-rss-N="+strconv.FormatInt(large, 10))
+					b.ReportMetric(float64(rssLarge)/float64(rssSmall), "rss-ratio")
+				}
+			})
+		}
 	}
 }
 
-// childPeakRSS is the peak RSS, in KiB, of a child running query q
-// streaming on n events.
-func childPeakRSS(b *testing.B, q Query, n int64) int64 {
+// childPeakRSS is the peak RSS, in KiB, of a child running version
+// (beamjoin or sdk-only) of query q streaming on n events.
+func childPeakRSS(b *testing.B, q Query, version string, n int64) int64 {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamingChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", childRunEnv, q, n))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %s", childRunEnv, q, n, version))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		b.Fatalf("child %s N=%d: %v\n%s", q, n, err, out)

@@ -69,10 +69,15 @@ func (c Config) SellerReachMs() int64 {
 // is an interval: the join buffers each person for retain and each auction
 // not at all (an auction is never earlier than its seller here), and
 // cleans up with its own timers. Each row's timestamp is its auction's.
+// On bounded events (ev.Bounded) the join takes join.Bounded's path: no
+// state or timers, each key's elements swept in memory.
 func Query3(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.Query3")
 	persons, auctions := q3Inputs(s, ev)
-	out := join.Interval[int64, Person, Auction](s, persons, auctions, join.Between(0, retain))
+	// A person's id never comes back once its auctions are past (sellers
+	// are recent persons), so its key is forgotten one join memory after
+	// its data is gone (ProgressHorizon(0)) rather than kept an hour.
+	out := join.Interval[int64, Person, Auction](s, persons, auctions, boundedIf(ev, join.Between(0, retain), join.ProgressHorizon(0))...)
 	return beam.ParDo(s, q3RowOf, out.Records)
 }
 
@@ -98,4 +103,14 @@ func q3RowOf(r join.Result[int64, Person, Auction], emit func(Q3Row)) {
 	if r.Kind == join.KindPair {
 		emit(Q3Row{Name: r.Left.Name, City: r.Left.City, State: r.Left.State, ID: r.Right.ID})
 	}
+}
+
+// boundedIf adds join.Bounded to opts when ev is bounded: on bounded input
+// the interval join sweeps each key in memory instead of keeping state
+// and timers, the choice a pipeline author makes for batch.
+func boundedIf(ev Events, opts ...join.Option) []join.Option {
+	if ev.Bounded {
+		return append(opts, join.Bounded())
+	}
+	return opts
 }

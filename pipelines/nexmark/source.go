@@ -34,6 +34,10 @@ func init() {
 // PCollection<Auction>, Bids a PCollection<Bid>.
 type Events struct {
 	Persons, Auctions, Bids beam.PCollection
+	// Bounded says that the events are bounded PCollections (Read), so
+	// that the queries may join them on join.Bounded's path, as a
+	// pipeline author would for bounded input.
+	Bounded bool
 }
 
 // shardEvents is how many events one bounded shard generates: small enough
@@ -63,7 +67,7 @@ func Read(s beam.Scope, c Config) Events {
 	}
 	ranges := beam.Reshuffle(s, beam.CreateList(s, shards))
 	p, a, b := beam.ParDo3(s, &generateFn{Config: c}, ranges)
-	return Events{Persons: p, Auctions: a, Bids: b}
+	return Events{Persons: p, Auctions: a, Bids: b, Bounded: true}
 }
 
 // generateFn emits the events of one shard.

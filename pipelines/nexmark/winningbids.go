@@ -55,7 +55,10 @@ type WinningBid struct {
 // The pairs are filtered on expires and the reserve, each moved to its
 // auction's last open millisecond (expires - 1), and combined per auction
 // in a 1 ms window there, so that an auction's winner is emitted once,
-// when the watermark passes its close, timestamped expires - 1.
+// when the watermark passes its close, timestamped expires - 1. It keeps
+// the streaming path on bounded events too: join.Bounded's records come
+// after its GroupByKey in the global window, behind the watermark, where
+// the windowed CombinePerKey would drop them.
 func WinningBids(s beam.Scope, ev Events, maxAuction time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.WinningBids")
 	auctions, bids := beam.ParDo(s, auctionByID, ev.Auctions), beam.ParDo(s, bidByAuction, ev.Bids)

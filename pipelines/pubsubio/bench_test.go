@@ -66,10 +66,14 @@ func init() { register.DoFn1x0[pubsubio.Message](&countFn{}) }
 
 // BenchmarkRead measures Read alone on the in-process fake: 20 000
 // messages, published before the run starts, are read into a DoFn that
-// counts them. msgs/s runs from the first message read to the last, so it
-// leaves out the pipeline's start; acked/s from the first message read to
-// the last acknowledgement the fake receives. The baselines read the same
-// messages from the same fake without Beam: the client library's Receive,
+// counts them: by one reader (source) and by four (source-readers=4)
+// without de-duplication, as the baselines read, and by one reader with
+// Read's default de-duplication (source-deduplicated), a stateful stage
+// after the read.
+// msgs/s runs from the first message read to the last, so it leaves out
+// the pipeline's start; acked/s from the first message read to the last
+// acknowledgement the fake receives. The baselines read the same messages
+// from the same fake without Beam: the client library's Receive,
 // acknowledging in its callback, and a loop of the synchronous Pull that
 // Read uses, acknowledging each batch.
 func BenchmarkRead(b *testing.B) {
@@ -78,7 +82,9 @@ func BenchmarkRead(b *testing.B) {
 		n    int64
 		read func(b *testing.B, f *fake, sub string)
 	}{
-		{"source", 20000, readWithPipeline},
+		{"source", 20000, readWithPipeline(pubsubio.KeepDuplicates())},
+		{"source-readers=4", 20000, readWithPipeline(pubsubio.KeepDuplicates(), pubsubio.Readers(4))},
+		{"source-deduplicated", 20000, readWithPipeline()},
 		{"pull-loop", 20000, readWithPullLoop},
 		{"receive", 1000, readWithReceive},
 	} {
@@ -129,14 +135,17 @@ func everything() bool {
 	return throughput.read.Load() >= benchMessages && throughput.acked.Load() >= benchMessages
 }
 
-func readWithPipeline(b *testing.B, _ *fake, sub string) {
-	p, s := beam.NewPipelineWithRoot()
-	msgs, bad := pubsubio.Read(s, sub)
-	beam.ParDo0(s, &countFn{}, msgs)
-	drain(s, bad)
-	run := start(p)
-	waitFor(b, "every message read and acknowledged", everything)
-	run.stop(b)
+// readWithPipeline reads with Read and opts.
+func readWithPipeline(opts ...pubsubio.Option) func(b *testing.B, _ *fake, sub string) {
+	return func(b *testing.B, _ *fake, sub string) {
+		p, s := beam.NewPipelineWithRoot()
+		msgs, bad := pubsubio.Read(s, sub, opts...)
+		beam.ParDo0(s, &countFn{}, msgs)
+		drain(s, bad)
+		run := start(p)
+		waitFor(b, "every message read and acknowledged", everything)
+		run.stop(b)
+	}
 }
 
 func readWithReceive(b *testing.B, f *fake, sub string) {

@@ -24,45 +24,55 @@
 // Read's watermark trails the largest event time read by WatermarkLag
 // (bounded out-of-orderness): a message up to the lag older than the
 // newest one read is on time; an older one is emitted all the same, and is
-// late for the transforms downstream. When the subscription has had no
-// message for IdleAfter, the watermark moves on by itself: event time is
-// taken to pass as fast as the clock from the largest time read, so
-// event-time timers and windows downstream fire on a quiet stream too.
-// That rule, rather than "now less the lag", follows the stream's own
-// clock: it is the same for a live stream, whose event times are close to
-// now, and it does not make every message of a replay of old data late
-// after its first pause. Before its first message a subscription's
-// watermark does not move.
+// late for the transforms downstream. The watermark moves only with what
+// is read: a client of Pub/Sub sees no message before it pulls it, so a
+// pause in delivery makes nothing late, and a quiet stream's event-time
+// timers wait for its next message. Before its first message a
+// subscription's watermark does not move. Messages that a failed bundle
+// pulled and handed back hold it until they are read again.
+//
+// IdleAfter is the opt-in to move the watermark by the clock when the
+// subscription has had no message for that long, so that timers and
+// windows fire on a quiet stream; it makes a message that comes after the
+// pause with an earlier event time late (see IdleAfter).
+//
+// # Parallel reads
+//
+// Readers(n) reads the subscription with n pull loops, which a runner may
+// spread over its workers; the service shares the messages among them, and
+// each is emitted once. The readers of a worker share the largest event
+// time their committed bundles read, so that one that gets no message does
+// not hold the watermark back.
 //
 // # Acknowledgement
 //
 // A message is acknowledged only after the bundle that emitted it is
-// committed, and a message that goes to the dead letters is acknowledged
-// the same way: nothing is redelivered forever. Read checkpoints itself
-// (ResumeProcessingIn) after every bundle of up to 5000 messages or half a
-// second, so the runner commits its outputs and learns its watermark; the
-// runner hands the read's residual to the next bundle only once the bundle
-// that made it is committed, and that next bundle acknowledges its
-// predecessor's messages. Until then a lease extends their ack deadlines
-// (from 5 s after the pull, which is less than the shortest deadline a
-// subscription can have). A bundle that fails is never committed: when the
-// worker goes away (Prism fails the job) its messages are handed back at
-// once; when the worker lives on, after five minutes. Delivery is at least
-// once: a message is emitted again when its bundle failed, or when the
-// pipeline stopped after the bundle was committed but before the next one
-// acknowledged it.
+// committed on Prism and Dataflow, and a message that goes to the dead
+// letters is acknowledged the same way: nothing is redelivered forever.
+// Read checkpoints itself (ResumeProcessingIn) after every bundle of up to
+// 5000 messages or half a second, so the runner commits its outputs and
+// learns its watermark; the runner hands the read's residual to the next
+// bundle only once the bundle that made it is committed, and that next
+// bundle acknowledges its predecessor's messages. Until then a lease
+// extends their ack deadlines (from 5 s after the pull, which is less than
+// the shortest deadline a subscription can have). A bundle that fails is
+// never committed: its messages are handed back at once when the worker
+// goes away (Prism fails the job) or the runner retries the bundle in the
+// same worker, and after five minutes otherwise. Delivery is at least
+// once, and de-duplication (DeduplicateFor, IDAttribute) drops what comes
+// again within a job: a message is emitted again when its bundle failed,
+// or when its acknowledgement was lost after the commit.
 //
-// Beam's bundle finalization is not used: in the Go SDK v2.77 a DoFn
-// instance's finalization callbacks run for its first bundle only (the
-// plan gets a new finalizer while its DoFns keep the old one, and nothing
-// in the project can reach the new one), and Prism logs an error for each
-// later bundle. TestSDKFinalizesFirstBundleOfEachDoFnInstanceOnly
-// reproduces it, and fails once the SDK is fixed. Acknowledging when the residual
-// runs is right where a bundle's outputs and residual are committed
-// together before the residual runs, as on Prism and Dataflow. On Flink
-// (not tested here), where a checkpoint commits, the acknowledgement may
-// come before the checkpoint, and a job restored from an older checkpoint
-// would miss those messages.
+// On Flink the residual may run before the checkpoint that holds the
+// bundle's outputs completes, so a message may be acknowledged before its
+// checkpoint, and a job restored from an earlier checkpoint misses it.
+// Bundle finalization, which would acknowledge after the checkpoint, is
+// not used: in the Go SDK v2.77 a DoFn instance's finalization callbacks
+// run for its first bundle only (the plan gets a new finalizer while its
+// DoFns keep the old one), and no DoFn can reach the plan's new one.
+// TestSDKFinalizesFirstBundleOfEachDoFnInstanceOnly reproduces it, and
+// fails once the SDK is fixed; docs/pubsub.md gives the guarantee per
+// runner and the ways around the defect that were ruled out.
 //
 // # Writing
 //

@@ -30,24 +30,45 @@ type Cursor struct {
 	wm clock
 }
 
-// NewReadRunner sets up Read's DoFn on subscription, as a worker does.
-func NewReadRunner(subscription string) (*ReadRunner, error) {
+// NewReadRunner sets up Read's DoFn on subscription with the options of
+// Read, as a worker does.
+func NewReadRunner(subscription string, opts ...Option) (*ReadRunner, error) {
 	project, id, err := parseSubscription(subscription)
 	if err != nil {
 		return nil, err
 	}
-	fn := &readFn{Subscription: subscription, Project: project, Name: id,
-		Decoder: decoder{TimeAttribute: DefaultTimeAttribute}, IdleMillis: DefaultIdleAfter.Milliseconds()}
+	c, err := newConfig("Read", opts)
+	if err != nil {
+		return nil, err
+	}
+	if c.name == "" {
+		c.name = id
+	}
+	fn := newReadFn(subscription, project, c)
 	if err := fn.Setup(); err != nil {
 		return nil, err
 	}
 	return &ReadRunner{fn: fn}, nil
 }
 
+// Watermark is the watermark a bundle reported at the checkpoint that
+// made cur, in epoch milliseconds.
+func (c Cursor) Watermark() int64 { return c.wm.Watermark }
+
 // Initial is the read's initial restriction.
 func (r *ReadRunner) Initial() Cursor {
 	c := r.fn.CreateInitialRestriction(nil)
 	return Cursor{c, r.fn.InitialWatermarkEstimatorState(0, c, nil)}
+}
+
+// Split splits the initial cursor into the read's readers, as a runner
+// does before their first bundles.
+func (r *ReadRunner) Split(initial Cursor) []Cursor {
+	var out []Cursor
+	for _, c := range r.fn.SplitRestriction(nil, initial.c) {
+		out = append(out, Cursor{c, r.fn.InitialWatermarkEstimatorState(0, c, nil)})
+	}
+	return out
 }
 
 // Bundle runs one bundle from cur: it returns the messages the bundle
@@ -74,4 +95,12 @@ func (r *ReadRunner) Bundle(ctx context.Context, cur Cursor) (lines, ids []strin
 		return nil, nil, Cursor{}, serr
 	}
 	return lines, ids, Cursor{res.(cursor), r.fn.WatermarkEstimatorState(we)}, err
+}
+
+// SetPulledHook makes every reader tell hook the message IDs it pulls, by
+// reader number, for the pipelines started after it. It returns a
+// function that removes it, to call once they have stopped.
+func SetPulledHook(hook func(reader int, ids []string)) (remove func()) {
+	pulledHook = hook
+	return func() { pulledHook = nil }
 }

@@ -34,11 +34,13 @@ const project = "test"
 const deadline = 3 * time.Minute
 
 // fake is a pstest server on loopback, reached by the package's code
-// through PUBSUB_EMULATOR_HOST, with a log of the acknowledgements sent.
+// through PUBSUB_EMULATOR_HOST, with a log of the acknowledgements sent
+// and a gate that can make pulls come back empty.
 type fake struct {
 	srv    *pstest.Server
 	client *pubsub.Client
 	acks   *ackLog
+	pulls  *pullGate
 }
 
 // newFake starts a fake for one test; key names the test's registry
@@ -46,7 +48,9 @@ type fake struct {
 func newFake(t testing.TB, key string) *fake {
 	t.Helper()
 	acks := &ackLog{key: key}
-	srv := pstest.NewServer(pstest.ServerReactorOption{FuncName: "Acknowledge", Reactor: acks})
+	pulls := &pullGate{}
+	srv := pstest.NewServer(pstest.ServerReactorOption{FuncName: "Acknowledge", Reactor: acks},
+		pstest.ServerReactorOption{FuncName: "Pull", Reactor: pulls})
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
 	client, err := pubsub.NewClient(context.Background(), project)
 	if err != nil {
@@ -56,7 +60,28 @@ func newFake(t testing.TB, key string) *fake {
 		client.Close()
 		srv.Close()
 	})
-	return &fake{srv: srv, client: client, acks: acks}
+	return &fake{srv: srv, client: client, acks: acks, pulls: pulls}
+}
+
+// pullGate makes the next pulls find nothing, however many messages wait.
+type pullGate struct{ empty atomic.Int32 }
+
+// emptyNext makes the next n pulls come back empty.
+func (g *pullGate) emptyNext(n int32) { g.empty.Store(n) }
+
+func (g *pullGate) React(req any) (bool, any, error) {
+	if _, ok := req.(*pubsubpb.PullRequest); !ok {
+		return false, nil, nil
+	}
+	for {
+		n := g.empty.Load()
+		if n <= 0 {
+			return false, nil, nil
+		}
+		if g.empty.CompareAndSwap(n, n-1) {
+			return true, &pubsubpb.PullResponse{}, nil
+		}
+	}
 }
 
 // topic creates topic id and returns its name.

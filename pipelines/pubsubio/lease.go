@@ -69,14 +69,21 @@ type lease struct {
 	subscription string
 
 	mu      sync.Mutex
-	ids     []string
+	msgs    []leased
 	started bool
-	done    bool // the keeper has taken ids; later adds are not kept
+	done    bool // the keeper has taken msgs; later adds are not kept
 
 	once     sync.Once
 	settled  chan struct{}
 	outcome  outcome
 	finished chan struct{} // closed once the keeper has settled the messages with the service
+}
+
+// leased is a message a lease keeps.
+type leased struct {
+	AckID string
+	ID    string // message ID
+	Time  int64  // event time; noTime for a dead letter, which is never late
 }
 
 // leases are the worker's unsettled leases by key, so that the bundle that
@@ -121,12 +128,15 @@ func newCursorID() string {
 // process made by an earlier run of the cursor of ID from: that run failed,
 // or the runner would not run the cursor again. It returns once they are
 // handed back (or settleTimeout passed), so that the bundle that runs the
-// cursor again pulls them at once rather than after commitWithin. The
-// leases of a failed attempt in another process are handed back when its
-// worker goes away, or after commitWithin.
-func handBackEarlierAttempts(from string) {
+// cursor again pulls them at once rather than after commitWithin, and it
+// returns the messages that were not dead letters, awaited from now, at
+// wall-clock time now: g watches for them from before they are handed
+// back, so that a reader that gets one at once is seen to. The leases of a
+// failed attempt in another process are handed back when its worker goes
+// away, or after commitWithin.
+func handBackEarlierAttempts(g *readGroup, from string, now int64) []awaited {
 	if from == "" {
-		return
+		return nil
 	}
 	leases.Lock()
 	var earlier []*lease
@@ -136,6 +146,19 @@ func handBackEarlierAttempts(from string) {
 		}
 	}
 	leases.Unlock()
+	var out []awaited
+	var ids []string
+	for _, l := range earlier {
+		l.mu.Lock()
+		for _, m := range l.msgs {
+			if m.Time != noTime {
+				out = append(out, awaited{ID: m.ID, Time: m.Time, Since: now})
+				ids = append(ids, m.ID)
+			}
+		}
+		l.mu.Unlock()
+	}
+	g.await(ids)
 	for _, l := range earlier {
 		l.settle(handBack)
 		select {
@@ -143,6 +166,7 @@ func handBackEarlierAttempts(from string) {
 		case <-time.After(settleTimeout):
 		}
 	}
+	return out
 }
 
 // leaseOf returns the unsettled lease of key in this process, if any.
@@ -153,16 +177,16 @@ func leaseOf(key string) (*lease, bool) {
 	return l, ok
 }
 
-// add keeps the ack IDs of newly pulled messages. ctx is the worker's
-// context, which the Go harness passes to every bundle and ends when the
-// worker stops: then the lease hands its messages back.
-func (l *lease) add(ctx context.Context, ids []string) {
+// add keeps newly pulled messages. ctx is the worker's context, which the
+// Go harness passes to every bundle and ends when the worker stops: then
+// the lease hands its messages back.
+func (l *lease) add(ctx context.Context, msgs []leased) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
 		return // settled already: these expire with the subscription's deadline
 	}
-	l.ids = append(l.ids, ids...)
+	l.msgs = append(l.msgs, msgs...)
 	if !l.started {
 		l.started = true
 		go l.keep(ctx)
@@ -205,10 +229,19 @@ func (l *lease) keep(ctx context.Context) {
 	}
 }
 
+// snapshot returns the ack IDs of the messages kept.
 func (l *lease) snapshot() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]string(nil), l.ids...)
+	return ackIDs(l.msgs)
+}
+
+func ackIDs(msgs []leased) []string {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.AckID
+	}
+	return ids
 }
 
 // finish acknowledges or hands back every message kept.
@@ -217,7 +250,7 @@ func (l *lease) finish(ctx context.Context) {
 	delete(leases.m, l.key)
 	leases.Unlock()
 	l.mu.Lock()
-	ids := l.ids
+	ids := ackIDs(l.msgs)
 	l.done = true
 	l.mu.Unlock()
 	if l.outcome == acknowledge {

@@ -18,8 +18,10 @@ const DefaultTimeAttribute = "event_time"
 // gives each message an ID of its own, for IDAttribute.
 const DefaultIDAttribute = "record_id"
 
-// DefaultIdleAfter is how long a subscription must go without a message
-// before Read's watermark moves on its own (see IdleAfter).
+// DefaultIdleAfter is a common choice for IdleAfter, ten seconds, and the
+// one package jsonjoin (so the beamjoin command) makes when its
+// configuration gives none. Read itself moves its watermark on a quiet
+// subscription only when given IdleAfter.
 const DefaultIdleAfter = 10 * time.Second
 
 // DefaultDedupWindow is how long Read remembers a message's ID when no
@@ -52,13 +54,14 @@ type config struct {
 	timeField     string
 	timeChosen    bool // an option chose where event time is
 	lag           time.Duration
-	idleAfter     time.Duration
+	idleAfter     time.Duration // zero: the watermark never moves by the clock
 	idAttribute   string
 	dedupWindow   time.Duration // zero: duplicates are kept
+	readers       int
 }
 
 func defaultConfig() config {
-	return config{timeAttribute: DefaultTimeAttribute, idleAfter: DefaultIdleAfter, dedupWindow: DefaultDedupWindow}
+	return config{timeAttribute: DefaultTimeAttribute, dedupWindow: DefaultDedupWindow, readers: 1}
 }
 
 // Name sets the prefix of Read's counters (namespace "beamjoin"):
@@ -128,16 +131,45 @@ func WatermarkLag(d time.Duration) Option {
 	}}
 }
 
-// IdleAfter is how long Read's subscription must go without a message
-// before its watermark moves on its own: from then on event time is taken
-// to pass as fast as the clock, from the largest event time read. It
-// defaults to DefaultIdleAfter.
+// IdleAfter lets Read's watermark move by the clock on a quiet
+// subscription: once no message has come for d, event time is taken to
+// pass as fast as the clock from the largest event time read, so that
+// event-time timers and windows downstream fire while nothing comes.
+// Without it the watermark moves only with the event times read, and a
+// quiet stream's timers wait for its next message.
+//
+// It risks late data: an empty pull is not an empty backlog. A message
+// that comes after a pause of more than d with an event time from before
+// it (held back by a producer, published late from a backlog, redelivered
+// after a failure elsewhere, delayed by an outage) can be behind the
+// watermark, and a join downstream may judge it late. Give it only where a
+// quiet subscription means no data is on its way, and d longer than any
+// pause during which producers may still hold data.
 func IdleAfter(d time.Duration) Option {
 	return option{name: "IdleAfter", read: true, set: func(c *config) error {
 		if d <= 0 || d%time.Millisecond != 0 {
 			return fmt.Errorf("idle time %v must be a positive whole number of milliseconds", d)
 		}
 		c.idleAfter = d
+		return nil
+	}}
+}
+
+// Readers makes Read pull its subscription with n readers, each a pull
+// loop of its own (a restriction the runner may run on any worker), which
+// the service shares the messages among. Messages come out as with one
+// reader: the de-duplication after the readers drops a redelivery
+// whichever reader gets it. The default is one. The readers of a worker
+// share the largest event time their committed bundles read, so one that
+// gets no message holds the watermark no further back than the others; a
+// reader that shares a worker with none that gets messages holds it at
+// the last event time it read itself (see docs/pubsub.md).
+func Readers(n int) Option {
+	return option{name: "Readers", read: true, set: func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("%d readers: want 1 or more", n)
+		}
+		c.readers = n
 		return nil
 	}}
 }

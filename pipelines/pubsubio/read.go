@@ -26,6 +26,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Message)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*DeadLetter)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*clock)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*awaited)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*cursor)(nil)).Elem())
 	register.DoFn6x2[context.Context, *clockEstimator, *sdf.LockRTracker, []byte,
 		func(beam.EventTime, Message), func(beam.EventTime, DeadLetter), sdf.ProcessContinuation, error](&readFn{})
@@ -55,8 +56,9 @@ const (
 // stream: PCollection<Message> of the messages that are JSON objects, each
 // timestamped with its event time, and PCollection<DeadLetter> of the
 // others. Every message is in exactly one of the two, and is acknowledged
-// once the bundle that emitted it is committed. Read panics if the
-// subscription name or an option is invalid; TryRead returns the error.
+// once the bundle that emitted it is committed (on Prism and Dataflow; see
+// the package doc for Flink). Read panics if the subscription name or an
+// option is invalid; TryRead returns the error.
 //
 //	orders, bad := pubsubio.Read(s, "projects/shop/subscriptions/orders",
 //		pubsubio.Name("left"), pubsubio.WatermarkLag(5*time.Second))
@@ -82,38 +84,29 @@ func TryRead(s beam.Scope, subscription string, opts ...Option) (messages, deadL
 		c.name = id
 	}
 	s = s.Scope("pubsubio.Read")
-	fn := &readFn{
-		Subscription: subscription,
-		Project:      project,
-		Name:         c.name,
-		Decoder:      decoder{TimeAttribute: c.timeAttribute, TimeField: c.timeField},
-		LagMillis:    c.lag.Milliseconds(),
-		IdleMillis:   c.idleAfter.Milliseconds(),
-	}
-	messages, deadLetters = beam.ParDo2(s, fn, beam.Impulse(s))
+	messages, deadLetters = beam.ParDo2(s, newReadFn(subscription, project, c), beam.Impulse(s))
 	if c.dedupWindow > 0 {
 		messages = deduplicate(s, c.name, c.idAttribute, c.dedupWindow, messages)
 	}
 	return messages, deadLetters, nil
 }
 
-// readFn reads one subscription. Its restriction, a cursor, is the
-// subscription and the messages the previous bundle emitted; it never
-// splits but to checkpoint. Each call of ProcessElement is one bundle: it
-// acknowledges the messages its cursor names, pulls until the bundle is
-// full or the subscription is idle, emits what it pulled under a lease,
-// then checkpoints (ResumeProcessingIn): the runner commits the bundle,
-// learns the new watermark, and hands the residual cursor, naming this
-// bundle's messages, to the next bundle.
+// readFn reads one subscription. Its restriction, a cursor, is one
+// reader of the subscription and the messages the reader's previous bundle
+// emitted; the initial cursor splits into Readers cursors, and a cursor
+// never splits after but to checkpoint. Each call of ProcessElement is one
+// bundle of one reader: it acknowledges the messages its cursor names,
+// pulls until the bundle is full or the subscription is idle, emits what it
+// pulled under a lease, then checkpoints (ResumeProcessingIn): the runner
+// commits the bundle, learns the new watermark, and hands the residual
+// cursor, naming this bundle's messages, to the next bundle.
 //
 // The runner runs a residual only after the bundle that made it is
 // committed, outputs and residual together: so a message is acknowledged
 // only after the bundle that emitted it is committed. Bundle finalization
-// is meant for this, but in the Go SDK v2.77 a DoFn instance's
-// finalization callbacks run for its first bundle only (exec.Plan.Finalize
-// gives the plan a new finalizer while its DoFns keep the old one), and
-// Prism then logs an error for every later bundle. A residual is never
-// skipped that way.
+// is meant for this, but the Go SDK v2.77 cannot run a reused DoFn
+// instance's finalization callbacks (see docs/pubsub.md), so it is not
+// used.
 type readFn struct {
 	Subscription string
 	Project      string
@@ -121,9 +114,26 @@ type readFn struct {
 	Decoder      decoder
 	LagMillis    int64
 	IdleMillis   int64
+	Readers      int
 
 	subs                       *vkit.SubscriptionAdminClient
 	read, invalid, publishTime beam.Counter
+}
+
+// pulledHook, when set (by a test, before the pipeline runs), is told the
+// message IDs each reader pulls.
+var pulledHook func(reader int, ids []string)
+
+func newReadFn(subscription, project string, c config) *readFn {
+	return &readFn{
+		Subscription: subscription,
+		Project:      project,
+		Name:         c.name,
+		Decoder:      decoder{TimeAttribute: c.timeAttribute, TimeField: c.timeField},
+		LagMillis:    c.lag.Milliseconds(),
+		IdleMillis:   c.idleAfter.Milliseconds(),
+		Readers:      c.readers,
+	}
 }
 
 func (f *readFn) Setup() error {
@@ -139,11 +149,22 @@ func (f *readFn) Setup() error {
 }
 
 func (f *readFn) CreateInitialRestriction(_ []byte) cursor {
-	return cursor{Subscription: f.Subscription, ID: newCursorID()}
+	id := newCursorID()
+	return cursor{Subscription: f.Subscription, ID: id, Group: id}
 }
 
-// SplitRestriction keeps the subscription whole: one reader pulls from it.
-func (f *readFn) SplitRestriction(_ []byte, rest cursor) []cursor { return []cursor{rest} }
+// SplitRestriction makes a cursor for each reader; the runner may run them
+// on different workers.
+func (f *readFn) SplitRestriction(_ []byte, rest cursor) []cursor {
+	if f.Readers <= 1 {
+		return []cursor{rest}
+	}
+	out := make([]cursor, f.Readers)
+	for i := range out {
+		out[i] = cursor{Subscription: rest.Subscription, ID: newCursorID(), Group: rest.Group, Reader: i}
+	}
+	return out
+}
 
 func (f *readFn) RestrictionSize(_ []byte, _ cursor) float64 { return 1 }
 
@@ -173,7 +194,12 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 	emit func(beam.EventTime, Message), dead func(beam.EventTime, DeadLetter)) (sdf.ProcessContinuation, error) {
 	cur := rt.GetRestriction().(cursor)
 	f.acknowledge(ctx, cur)
-	handBackEarlierAttempts(cur.ID)
+	g := groupOf(cur.Group)
+	// What the estimator knows now is what committed bundles read.
+	g.share(we.MaxTime, we.ReadAt)
+	now := time.Now().UnixMilli()
+	we.await(handBackEarlierAttempts(g, cur.ID, now))
+	we.follow(g, now)
 	var l *lease
 	start := time.Now()
 	n := 0
@@ -192,10 +218,13 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 		case err != nil:
 			return sdf.StopProcessing(), err
 		case len(msgs) == 0:
+			rt.Mu.Lock()
+			rt.Rt.(*cursorTracker).lastPull = 0
+			rt.Mu.Unlock()
 			if n > 0 {
 				return sdf.ResumeProcessingIn(0), nil
 			}
-			we.idle(time.Now().UnixMilli())
+			we.follow(g, time.Now().UnixMilli())
 			return sdf.ResumeProcessingIn(idlePoll), nil
 		}
 		if l == nil {
@@ -204,17 +233,33 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 			rt.Rt.(*cursorTracker).lease = l
 			rt.Mu.Unlock()
 		}
-		ids := make([]string, len(msgs))
-		for i, m := range msgs {
-			ids[i] = m.GetAckId()
-		}
-		l.add(ctx, ids)
 		f.read.Inc(ctx, int64(len(msgs)))
 		now := time.Now().UnixMilli()
-		for _, m := range msgs {
-			f.emit(ctx, we, now, m.GetMessage(), emit, dead)
+		got := make([]decoded, len(msgs))
+		kept := make([]leased, len(msgs))
+		ids := make([]string, len(msgs))
+		for i, m := range msgs {
+			got[i] = f.decode(m.GetMessage())
+			kept[i] = leased{AckID: m.GetAckId(), ID: m.GetMessage().GetMessageId(), Time: noTime}
+			ids[i] = kept[i].ID
+			if got[i].err == nil {
+				kept[i].Time = got[i].time
+			}
 		}
+		l.add(ctx, kept)
+		if pulledHook != nil {
+			pulledHook(cur.Reader, ids)
+		}
+		for _, d := range got {
+			f.emit(ctx, we, now, d, emit, dead)
+		}
+		g.read(now, ids)
+		we.follow(g, now)
 		n += len(msgs)
+		rt.Mu.Lock()
+		t := rt.Rt.(*cursorTracker)
+		t.emitted, t.lastPull = n, len(msgs)
+		rt.Mu.Unlock()
 		if n >= maxBundleMessages || time.Since(start) >= maxBundleTime {
 			return sdf.ResumeProcessingIn(0), nil
 		}
@@ -241,30 +286,45 @@ func (f *readFn) acknowledge(ctx context.Context, cur cursor) {
 	acknowledgeAll(ctx, f.subs, f.Subscription, cur.Emitted)
 }
 
-// emit sends one pulled message to the messages or the dead letters.
-func (f *readFn) emit(ctx context.Context, we *clockEstimator, now int64, m *pubsubpb.PubsubMessage,
-	emit func(beam.EventTime, Message), dead func(beam.EventTime, DeadLetter)) {
-	published := m.GetPublishTime().AsTime().UnixMilli()
-	attrs := m.GetAttributes()
-	if len(attrs) == 0 {
-		attrs = nil
+// decoded is a pulled message and what the decoder made of it.
+type decoded struct {
+	m         *pubsubpb.PubsubMessage
+	published int64
+	attrs     map[string]string
+	time      int64
+	fellBack  bool
+	err       error
+}
+
+// decode reads a pulled message's event time, or why it is a dead letter.
+func (f *readFn) decode(m *pubsubpb.PubsubMessage) decoded {
+	d := decoded{m: m, published: m.GetPublishTime().AsTime().UnixMilli(), attrs: m.GetAttributes()}
+	if len(d.attrs) == 0 {
+		d.attrs = nil
 	}
-	ts, fellBack, err := f.Decoder.eventTime(m.GetData(), attrs, published)
-	if err != nil {
+	d.time, d.fellBack, d.err = f.Decoder.eventTime(m.GetData(), d.attrs, d.published)
+	return d
+}
+
+// emit sends one decoded message to the messages or the dead letters.
+func (f *readFn) emit(ctx context.Context, we *clockEstimator, now int64, d decoded,
+	emit func(beam.EventTime, Message), dead func(beam.EventTime, DeadLetter)) {
+	m := d.m
+	if d.err != nil {
 		f.invalid.Inc(ctx, 1)
 		we.ReadAt = now // the subscription is not idle
 		// At the watermark or after: a dead letter is never late.
-		dead(mtime.Time(max(published, we.Watermark)), DeadLetter{
-			Subscription: f.Subscription, MessageID: m.GetMessageId(), PublishTime: published,
-			Error: err.Error(), Data: string(m.GetData()), Attributes: attrs,
+		dead(mtime.Time(max(d.published, we.Watermark)), DeadLetter{
+			Subscription: f.Subscription, MessageID: m.GetMessageId(), PublishTime: d.published,
+			Error: d.err.Error(), Data: string(m.GetData()), Attributes: d.attrs,
 		})
 		return
 	}
-	if fellBack {
+	if d.fellBack {
 		f.publishTime.Inc(ctx, 1)
 	}
-	we.read(ts, now)
-	emit(mtime.Time(ts), Message{ID: m.GetMessageId(), Data: m.GetData(), Attributes: attrs, PublishTime: published})
+	we.read(d.time, now)
+	emit(mtime.Time(d.time), Message{ID: m.GetMessageId(), Data: m.GetData(), Attributes: d.attrs, PublishTime: d.published})
 }
 
 // errTransient marks a pull that failed in a way worth trying again.
@@ -297,12 +357,18 @@ func (f *readFn) pull(ctx context.Context) ([]*pubsubpb.ReceivedMessage, error) 
 	return nil, fmt.Errorf("beamjoin: pubsubio: pulling from %s: %w", f.Subscription, err)
 }
 
-// cursor is the restriction of a read: the subscription, and the messages
-// emitted by the bundle whose checkpoint made this cursor, to acknowledge.
+// cursor is the restriction of one reader of a read: the subscription, and
+// the messages emitted by the bundle whose checkpoint made this cursor, to
+// acknowledge.
 type cursor struct {
 	// Subscription is the subscription's name; empty once the read is
 	// done (a checkpoint's primary, or a drained read).
 	Subscription string
+	// Group is the ID of the read's initial cursor, the same for all its
+	// readers: the readers of a worker share what they know under it.
+	Group string
+	// Reader numbers the read's readers from 0.
+	Reader int
 	// ID is made afresh for each initial restriction and each residual. A
 	// runner runs a cursor again only when the bundle that ran it before
 	// failed (a committed bundle's cursor is done, and its residual goes
@@ -316,14 +382,16 @@ type cursor struct {
 	Emitted []string
 }
 
-// cursorTracker tracks a read. The subscription is claimed before every
+// cursorTracker tracks a reader. The subscription is claimed before every
 // pull; a checkpoint (a split at fraction 0) leaves the primary done and
 // gives the residual the subscription and the messages of the bundle's
-// lease. It never splits otherwise: one reader pulls from a subscription.
+// lease. It never splits otherwise: a reader is one pull loop.
 type cursorTracker struct {
-	rest  cursor
-	lease *lease // of the bundle, once it has pulled a message
-	done  bool
+	rest     cursor
+	lease    *lease // of the bundle, once it has pulled a message
+	done     bool
+	emitted  int // messages the bundle emitted
+	lastPull int // messages the bundle's last pull found
 }
 
 func (t *cursorTracker) TryClaim(pos any) bool {
@@ -336,7 +404,7 @@ func (t *cursorTracker) TrySplit(fraction float64) (primary, residual any, err e
 	if fraction > 0 || t.done || t.rest.Subscription == "" {
 		return t.rest, nil, nil
 	}
-	res := cursor{Subscription: t.rest.Subscription, ID: newCursorID()}
+	res := cursor{Subscription: t.rest.Subscription, ID: newCursorID(), Group: t.rest.Group, Reader: t.rest.Reader}
 	if t.lease != nil {
 		res.Lease, res.Emitted = t.lease.key, t.lease.snapshot()
 	}
@@ -344,9 +412,15 @@ func (t *cursorTracker) TrySplit(fraction float64) (primary, residual any, err e
 	return t.rest, res, nil
 }
 
-// GetProgress reports the read as all done and nothing left, so that a
-// runner does not try to split it for parallelism.
-func (t *cursorTracker) GetProgress() (done, remaining float64) { return 1, 0 }
+// GetProgress reports the messages the bundle emitted as done and, as what
+// remains, as many as its last pull found, none once a pull came back
+// empty. A client of Pub/Sub sees no backlog: a pull that finds messages is
+// the only sign that more may be waiting (docs/pubsub.md). The Go SDK
+// v2.77 uses the figures only to place a split the runner asks for, which
+// a reader refuses.
+func (t *cursorTracker) GetProgress() (done, remaining float64) {
+	return float64(t.emitted), float64(t.lastPull)
+}
 
 func (t *cursorTracker) IsDone() bool { return t.done || t.rest.Subscription == "" }
 

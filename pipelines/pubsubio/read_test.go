@@ -284,15 +284,16 @@ func TestReadFailureMidStreamIsRedelivered(t *testing.T) {
 func keyFn(m pubsubio.Message) (string, pubsubio.Message) { return "all", m }
 
 // secondEndFn sets an event-time timer at the end of the second of each
-// message, and reports the time of each timer that fires. A fired
-// event-time timer proves the watermark passed its time.
+// message, one per second, and reports the time of each timer that fires.
+// A fired event-time timer proves the watermark passed its time.
 type secondEndFn struct {
 	Key  string
 	Fire timers.EventTime
 }
 
 func (f *secondEndFn) ProcessElement(et beam.EventTime, tp timers.Provider, _ string, _ pubsubio.Message) {
-	f.Fire.Set(tp, et.ToTime().Truncate(time.Second).Add(time.Second))
+	end := et.ToTime().Truncate(time.Second).Add(time.Second)
+	f.Fire.Set(tp, end, timers.WithTag(strconv.FormatInt(end.UnixMilli(), 10)))
 }
 
 func (f *secondEndFn) OnTimer(et beam.EventTime, _ timers.Provider, _ string, _ timers.Context) {

@@ -156,6 +156,10 @@ func TestConstructionErrors(t *testing.T) {
 			_, _, err := pubsubio.TryRead(s, "projects/p/subscriptions/s", pubsubio.IdleAfter(0))
 			return err
 		}, "IdleAfter: idle time 0s must be a positive whole number of milliseconds"},
+		{"no_readers", func(s beam.Scope) error {
+			_, _, err := pubsubio.TryRead(s, "projects/p/subscriptions/s", pubsubio.Readers(0))
+			return err
+		}, "pubsubio.Read: Readers: 0 readers: want 1 or more"},
 		{"read_option_to_write", func(s beam.Scope) error {
 			return pubsubio.TryWrite(s, "projects/p/topics/t", beam.Create(s, "{}"), pubsubio.WatermarkLag(0))
 		}, "pubsubio.Write: option WatermarkLag does not apply to Write"},

@@ -55,8 +55,15 @@ import (
 // drops a version once a later one is before the progress (and, under
 // MaxAge, the last one once it is too old for any later left element).
 // On a steady stream a key keeps about one version more than the
-// versions ahead of the watermark. Each arrival costs two state calls
-// (read, append), each timer firing three (read, clear, append).
+// versions ahead of the watermark. A key left with no version and no
+// pending left element (its versions aged out under MaxAge, or it had
+// left elements only) keeps its progress for ProgressHorizon (an hour by
+// default), then its state is cleared, so that ever new keys leave no
+// state behind; a very late element on it is then joined as new. Without
+// MaxAge a key's latest version is valid for every later left element, so
+// it is kept for as long as the key exists, as a versioned table keeps its
+// current row. Each arrival costs two state calls (read, append), each
+// timer firing three (read, clear, append), one that forgets a key two.
 //
 // Bounded runs the bounded-input path: no state or timers, each key's
 // elements grouped and joined in memory; its records are EmitFinal's
@@ -141,7 +148,7 @@ func asofConfig(opts []Option) (config, error) {
 
 // asofRules is the config in the as-of rules' terms.
 func (c config) asofRules() asofRules {
-	r := asofRules{Outer: c.typ == LeftOuter, Strict: c.strict, MaxAge: -1, Retract: c.emit == EmitRetract}
+	r := asofRules{Outer: c.typ == LeftOuter, Strict: c.strict, MaxAge: -1, Retract: c.emit == EmitRetract, Horizon: c.horizon.Milliseconds()}
 	if c.set&setMaxAge != 0 {
 		r.MaxAge = c.maxAge.Milliseconds()
 	}

@@ -118,6 +118,15 @@ func (f *asofFn) OnTimer(ctx context.Context, _ beam.Window, et beam.EventTime, 
 	if fd.ok && fd.at > at {
 		at = fd.at // the watermark has passed the later time too
 	}
+	if k.forgettable() {
+		// Only the progress is left, and its horizon is up: forget the
+		// key. An element behind the watermark that comes later finds no
+		// progress and is joined as new (ProgressHorizon).
+		if err := f.State.Clear(sp); err != nil {
+			return fmt.Errorf("beamjoin: join.AsOf: clearing state: %w", err)
+		}
+		return nil
+	}
 	final, dropped := k.fire(f.Rules, at)
 	if !f.Rules.Retract {
 		for _, x := range final {

@@ -24,7 +24,7 @@ import (
 
 // asofHarness runs an asofFn over string keys and values.
 type asofHarness struct {
-	t                        *testing.T
+	t                        testing.TB
 	ctx                      context.Context
 	fn                       *asofFn
 	states                   map[string]*memState
@@ -32,9 +32,10 @@ type asofHarness struct {
 	out                      []string
 	late                     []string
 	firings, arrivals, lates int
+	forgets                  int // firings that cleared a key's state
 }
 
-func newAsofHarness(t *testing.T, opts ...Option) *asofHarness {
+func newAsofHarness(t testing.TB, opts ...Option) *asofHarness {
 	t.Helper()
 	cfg, err := asofConfig(opts)
 	if err != nil {
@@ -111,9 +112,13 @@ func (h *asofHarness) fire(key string, tm timers.TimerMap) {
 		delete(tp, tm.Tag)
 	}
 	h.firings++
+	had := len(sp.bags["asof"]) > 0
 	if err := h.fn.OnTimer(h.ctx, window.GlobalWindow{}, beam.EventTime(tm.HoldTimestamp), sp, tp, key,
 		timers.Context{Family: tm.Family, Tag: tm.Tag}, h.emit, h.emitLate); err != nil {
 		h.t.Fatal(err)
+	}
+	if had && len(sp.bags["asof"]) == 0 {
+		h.forgets++
 	}
 }
 
@@ -214,12 +219,54 @@ func TestAsOfStaleFiringChangesNothing(t *testing.T) {
 	}
 }
 
+// steadyAsOfStream runs a steady stream of n steps on keys through h: at
+// step i each key gets a version at 10i ms and a left element at 10i+5,
+// and then the watermark moves to 10i-lag. After every advance it checks
+// that each key keeps exactly what the rule requires (the latest version
+// before the watermark, unless MaxAge makes it too old for any time from
+// the watermark on, and every later one) and no left element the
+// watermark has passed. It returns the most versions any key held and the
+// most the rule required.
+func steadyAsOfStream(tb testing.TB, h *asofHarness, keys []string, n, lag int64) (peak, peakRequired int) {
+	tb.Helper()
+	for i := int64(0); i < n; i++ {
+		for _, k := range keys {
+			h.element(Right, i*10, k, fmt.Sprintf("v%d", i))
+			h.element(Left, i*10+5, k, fmt.Sprintf("l%d", i))
+		}
+		w := i*10 - lag
+		h.advance(w)
+		for _, k := range keys {
+			ks := h.key(k)
+			required := 0
+			for j := int64(0); j <= i; j++ {
+				v := j * 10
+				latestBefore := v < w && v+10 >= w
+				tooOld := h.fn.Rules.MaxAge >= 0 && w-v > h.fn.Rules.MaxAge
+				if v >= w || (latestBefore && !tooOld) {
+					required++
+				}
+			}
+			if len(ks.Versions) != required {
+				tb.Fatalf("key %s at watermark %d keeps %d versions, the rule requires %d", k, w, len(ks.Versions), required)
+			}
+			peak, peakRequired = max(peak, len(ks.Versions)), max(peakRequired, required)
+			for _, l := range ks.Pending {
+				if l.Time < w {
+					tb.Fatalf("key %s at watermark %d still holds left element %d", k, w, l.Time)
+				}
+			}
+		}
+	}
+	return peak, peakRequired
+}
+
 // TestAsOfSteadyStreamStateAndCalls runs a steady stream on a few keys (a
 // version every 10 ms, a left element every 10 ms between them, the
 // watermark 100 ms behind): after every advance each key keeps exactly
-// what the rule requires (the latest version before the watermark and
-// every later one) and its left elements not yet final, and the state
-// calls are two an arrival, one a late element, three a firing.
+// what the rule requires (steadyAsOfStream) and its left elements not yet
+// final, and the state calls are two an arrival, one a late element,
+// three a firing (two for one that forgets the key).
 func TestAsOfSteadyStreamStateAndCalls(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -232,47 +279,83 @@ func TestAsOfSteadyStreamStateAndCalls(t *testing.T) {
 			h := newAsofHarness(t, tc.opts...)
 			keys := []string{"a", "b", "c"}
 			const lag, n = 100, 500
-			peak, peakRequired := 0, 0
-			for i := int64(0); i < n; i++ {
-				for _, k := range keys {
-					h.element(Right, i*10, k, fmt.Sprintf("v%d", i))
-					h.element(Left, i*10+5, k, fmt.Sprintf("l%d", i))
-				}
-				w := i*10 - lag
-				h.advance(w)
-				for _, k := range keys {
-					ks := h.key(k)
-					// Every version at or after w, and the latest before
-					// it (unless MaxAge makes it too old for any time from w).
-					required := 0
-					for j := int64(0); j <= i; j++ {
-						v := j * 10
-						latestBefore := v < w && v+10 >= w
-						tooOld := h.fn.Rules.MaxAge >= 0 && w-v > h.fn.Rules.MaxAge
-						if v >= w || (latestBefore && !tooOld) {
-							required++
-						}
-					}
-					if len(ks.Versions) != required {
-						t.Fatalf("key %s at watermark %d keeps %d versions, the rule requires %d", k, w, len(ks.Versions), required)
-					}
-					peak, peakRequired = max(peak, len(ks.Versions)), max(peakRequired, required)
-					for _, l := range ks.Pending {
-						if l.Time < w {
-							t.Fatalf("key %s at watermark %d still holds left element %d", k, w, l.Time)
-						}
-					}
-				}
-			}
+			peak, peakRequired := steadyAsOfStream(t, h, keys, n, lag)
 			h.element(Right, 0, "a", "late")
 			h.advance(1 << 40)
-			if got, want := h.calls(), 2*h.arrivals+h.lates+3*h.firings; got != want {
-				t.Errorf("%d state calls for %d arrivals, %d late, %d firings: want %d", got, h.arrivals, h.lates, h.firings, want)
+			// A firing that forgets a key reads and clears: two calls.
+			if got, want := h.calls(), 2*h.arrivals+h.lates+3*h.firings-h.forgets; got != want {
+				t.Errorf("%d state calls for %d arrivals, %d late, %d firings (%d forgetting): want %d", got, h.arrivals, h.lates, h.firings, h.forgets, want)
 			}
 			if len(h.out) != n*len(keys) {
 				t.Errorf("%d records, want %d", len(h.out), n*len(keys))
 			}
 			t.Logf("peak versions per key %d, required %d; %d state calls for %d elements", peak, peakRequired, h.calls(), h.arrivals+h.lates)
 		})
+	}
+}
+
+// BenchmarkAsOfSteadyKey reports the most versions a key of a steady
+// stream holds (peak-versions/key) beside the most the rule requires
+// (required-versions/key), and the state calls per element, over the
+// in-memory harness with timers fired exactly: a version and a left
+// element every 10 ms on each of 3 keys, the watermark 100 ms behind.
+//
+//	go test ./transforms/join -run '^$' -bench BenchmarkAsOfSteadyKey -benchtime 1x
+func BenchmarkAsOfSteadyKey(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"final", nil},
+		{"retract-max-age-35ms", []Option{EmitRetract, MaxAge(35 * time.Millisecond)}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var peak, required int
+			var calls, elements int
+			for range b.N {
+				h := newAsofHarness(b, tc.opts...)
+				peak, required = steadyAsOfStream(b, h, []string{"a", "b", "c"}, 2000, 100)
+				calls, elements = h.calls(), h.arrivals+h.lates
+			}
+			b.ReportMetric(float64(peak), "peak-versions/key")
+			b.ReportMetric(float64(required), "required-versions/key")
+			b.ReportMetric(float64(calls)/float64(elements), "state-calls/elem")
+		})
+	}
+}
+
+// TestAsOfForgetsAKeyAHorizonAfterItsDataIsGone: a key whose versions
+// have all aged out (MaxAge) and whose left elements are final keeps its
+// progress for ProgressHorizon, judging a left element behind it late;
+// then its state is cleared, and a left element behind the forgotten
+// progress is joined as new.
+func TestAsOfForgetsAKeyAHorizonAfterItsDataIsGone(t *testing.T) {
+	h := newAsofHarness(t, LeftOuter, MaxAge(10*time.Millisecond), ProgressHorizon(time.Second))
+	h.element(Right, 0, "k", "v0")
+	h.element(Left, 5, "k", "l5")
+	h.advance(100) // l5 final at 6; v0 too old from 11 on: progress 11
+	if k := h.key("k"); len(k.Versions) != 0 || k.Progress != 11 {
+		t.Fatalf("after the versions aged out: %d versions, progress %d; want 0 and 11", len(k.Versions), k.Progress)
+	}
+	h.element(Left, 8, "k", "l8") // behind the progress: late
+	h.advance(1010)
+	if got := h.key("k").Progress; got != 11 {
+		t.Fatalf("progress %d a millisecond before the horizon, want 11 (still kept)", got)
+	}
+	h.advance(1011) // 11 + 1 s: forgotten
+	if sp, _ := h.stores("k"); len(sp.bags["asof"]) != 0 {
+		t.Fatalf("state after the horizon: %d chunks, want none", len(sp.bags["asof"]))
+	}
+	h.element(Left, 9, "k", "l9") // behind the forgotten progress: joined as new
+	h.advance(2000)
+	want := []string{"pair k l5@5 v0@0 t=5", "unmatched k l9@9 - t=9"}
+	if d := cmp.Diff(want, h.out); d != "" {
+		t.Errorf("records (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"late left k l8@8"}, h.late); d != "" {
+		t.Errorf("late (-want +got):\n%s", d)
+	}
+	if sp, _ := h.stores("k"); len(sp.bags["asof"]) != 0 || h.forgets != 2 {
+		t.Errorf("at the end: %d chunks of state, %d forgettings; want none and 2 (once after l5, once after l9)", len(sp.bags["asof"]), h.forgets)
 	}
 }

@@ -30,6 +30,10 @@ type asofRules struct {
 	// Retract: EmitRetract, records at once and retractions; else
 	// EmitFinal, records once final.
 	Retract bool
+	// Horizon in milliseconds (ProgressHorizon): how long a key that holds
+	// no version and no pending left element keeps its progress before it
+	// is forgotten (its state cleared).
+	Horizon int64
 }
 
 // asofEntry is an element of either side as the core keeps it: its event
@@ -192,15 +196,31 @@ func compareEntries(a, b asofEntry) int {
 	return bytes.Compare(a.Value, b.Value)
 }
 
+// forgettable reports whether the key holds nothing but its progress: no
+// version and no pending left element. Such a key is forgotten Horizon
+// after its progress (see asofRules.timer).
+func (k *asofKey) forgettable() bool {
+	return len(k.Versions) == 0 && len(k.Pending) == 0 && k.Progress != asofNoProgress
+}
+
+// forgetAt is when a forgettable key's state is cleared: Horizon after its
+// progress.
+func (r asofRules) forgetAt(k *asofKey) int64 { return satAdd(k.Progress, r.Horizon) }
+
 // timer is where the key's one timer must be, derived from its state
 // alone: at the earliest of a millisecond after its earliest pending left
 // element (which is then final), a millisecond after its second version
 // (the first is then no longer needed) and, under MaxAge, a millisecond
 // after its first version is too old for any later left element. While
 // left elements are pending it holds the output watermark at the earliest
-// of them, so that their records, whenever made, are on time.
+// of them, so that their records, whenever made, are on time. A key that
+// holds only its progress has its timer at forgetAt, holding nothing.
 func (r asofRules) timer(k *asofKey) timer {
 	t := timer{hold: noHold}
+	if k.forgettable() {
+		t.fire, t.set = r.forgetAt(k), true
+		return t
+	}
 	at := func(fire int64) {
 		if !t.set || fire < t.fire {
 			t.fire, t.set = fire, true

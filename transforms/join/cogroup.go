@@ -5,15 +5,11 @@ package join
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/beamjoin/beamjoin/coders"
-	"github.com/beamjoin/beamjoin/transforms/internal/match"
-	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 )
 
 func init() {
@@ -74,11 +70,7 @@ type Group[K, L, R any] struct {
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // CoGroup panics on misuse; TryCoGroup returns the error.
 func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) Outputs {
-	out, err := TryCoGroup[K, L, R](s, left, right, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return mustBuild(TryCoGroup[K, L, R](s, left, right, opts...))
 }
 
 // TryCoGroup is CoGroup returning an error instead of panicking: for an
@@ -90,13 +82,9 @@ func CoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
 	out := beam.EncodedType{T: reflect.TypeFor[Group[K, L, R]]()}
 	return buildWindowedRoute[K, L, R](s, windowedRoute{
-		op:      "join.CoGroup",
-		allowed: coGroupOptions,
-		records: out.T,
-		grouped: func(config, [2]coders.Element) any { return &groupFn{Out: out} },
-		panes: func(_ config, values [2]coders.Element) any {
-			return &groupPaneFn{Out: out, Left: values[Left], Right: values[Right]}
-		},
+		op: "join.CoGroup", allowed: coGroupOptions, records: out.T,
+		grouped:    func(_ config, values sideValues) any { return &groupFn{groups{Out: out, sideValues: values}} },
+		panes:      func(_ config, values sideValues) any { return &groupPaneFn{groups{Out: out, sideValues: values}} },
 		groupedVar: beam.WType, panesVar: beam.WType,
 	}, opts, left, right)
 }
@@ -104,85 +92,74 @@ func TryCoGroup[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ..
 // groupCounter counts the cogroup's records.
 var groupCounter = beam.NewCounter(Namespace, "groups_out")
 
-// groupPaneFn turns a pane into a Group. Like tagFn it is not generic: the
-// Group type is a field, bound to the output's universal type at
-// construction.
-type groupPaneFn struct {
-	Out         beam.EncodedType
-	Left, Right coders.Element
+// groups makes the Groups of either path. It is not generic: the Group
+// type is a field, bound to the output's universal type at construction.
+type groups struct {
+	Out beam.EncodedType
+	sideValues
 
 	key, start, end int
 	values          [2]int // field indexes in Out, by side
 }
 
-func (f *groupPaneFn) Setup() error {
+// Setup finds the fields of the Group type and sets up the value coders
+// (which only the late-counting path uses).
+func (f *groups) Setup() error {
 	t := f.Out.T
 	f.key, f.start, f.end = fieldIndex(t, "Key"), fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
 	f.values = [2]int{fieldIndex(t, "Left"), fieldIndex(t, "Right")}
-	if err := f.Left.Setup(); err != nil {
-		return err
-	}
-	return f.Right.Setup()
+	return f.sideValues.setup()
 }
 
-func (f *groupPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.W)) error {
-	entries, _, err := panes.DecodePane(p.Entries)
-	if err != nil {
-		return err
-	}
+// newGroup makes an empty Group of key k in window [start, end).
+func (f *groups) newGroup(k any, start, end time.Time) reflect.Value {
 	g := reflect.New(f.Out.T).Elem()
 	g.Field(f.key).Set(reflect.ValueOf(k))
-	for _, e := range entries {
-		c := &f.Left
-		if e.Side == match.Right {
-			c = &f.Right
-		}
-		v, err := c.Decode(e.Value)
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.CoGroup: decoding a %s value: %w", sideOf(e.Side), err)
-		}
-		vs := g.Field(f.values[e.Side])
-		vs.Set(reflect.Append(vs, valueOf(v, vs.Type().Elem())))
+	g.Field(f.start).Set(reflect.ValueOf(start))
+	g.Field(f.end).Set(reflect.ValueOf(end))
+	return g
+}
+
+// add appends v to the values of side s of g.
+func (f *groups) add(g reflect.Value, s Side, v any) {
+	vs := g.Field(f.values[s])
+	vs.Set(reflect.Append(vs, valueOf(v, vs.Type().Elem())))
+}
+
+// groupFn turns one CoGroupByKey group into a Group.
+type groupFn struct{ groups }
+
+func (f *groupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts func(*beam.Y) bool, rights func(*beam.Z) bool, emit func(beam.EventTime, beam.W)) error {
+	start, end := windowBounds(w)
+	g := f.newGroup(k, start, end)
+	var l beam.Y
+	for lefts(&l) {
+		f.add(g, Left, l)
 	}
-	g.Field(f.start).Set(reflect.ValueOf(time.UnixMilli(p.Start).UTC()))
-	g.Field(f.end).Set(reflect.ValueOf(time.UnixMilli(p.End).UTC()))
-	emit(et, g.Interface())
+	var r beam.Z
+	for rights(&r) {
+		f.add(g, Right, r)
+	}
+	emit(w.MaxTimestamp(), g.Interface())
 	groupCounter.Inc(ctx, 1)
 	return nil
 }
 
-// groupFn turns one CoGroupByKey group into a Group.
-type groupFn struct {
-	Out beam.EncodedType
+// groupPaneFn turns a pane of the late-counting path into a Group.
+type groupPaneFn struct{ groups }
 
-	key, start, end int
-	values          [2]int // field indexes in Out, by side
-}
-
-func (f *groupFn) Setup() error {
-	t := f.Out.T
-	f.key, f.start, f.end = fieldIndex(t, "Key"), fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
-	f.values = [2]int{fieldIndex(t, "Left"), fieldIndex(t, "Right")}
-	return nil
-}
-
-func (f *groupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts func(*beam.Y) bool, rights func(*beam.Z) bool, emit func(beam.EventTime, beam.W)) error {
-	g := reflect.New(f.Out.T).Elem()
-	g.Field(f.key).Set(reflect.ValueOf(k))
-	vs := g.Field(f.values[Left])
-	var l beam.Y
-	for lefts(&l) {
-		vs.Set(reflect.Append(vs, valueOf(l, vs.Type().Elem())))
+func (f *groupPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.W)) error {
+	sides, err := f.decodePane("join.CoGroup", p)
+	if err != nil {
+		return err
 	}
-	vs = g.Field(f.values[Right])
-	var r beam.Z
-	for rights(&r) {
-		vs.Set(reflect.Append(vs, valueOf(r, vs.Type().Elem())))
+	g := f.newGroup(k, time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC())
+	for s, vs := range sides {
+		for _, v := range vs {
+			f.add(g, Side(s), v.v)
+		}
 	}
-	start, end := windowBounds(w)
-	g.Field(f.start).Set(reflect.ValueOf(start))
-	g.Field(f.end).Set(reflect.ValueOf(end))
-	emit(w.MaxTimestamp(), g.Interface())
+	emit(et, g.Interface())
 	groupCounter.Inc(ctx, 1)
 	return nil
 }

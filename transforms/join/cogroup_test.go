@@ -14,13 +14,14 @@ import (
 )
 
 func init() {
-	register.Function2x1(describeGroup)
+	register.Function3x1(describeGroup)
 }
 
 // describeGroup writes a Group as "key window [left values] [right
 // values]", e.g. "a [0s,10s) [l1] [r1 r2]", values sorted. It adds a
-// complaint to the line if the Group breaks an invariant.
-func describeGroup(et beam.EventTime, g join.Group[string, string, note]) string {
+// complaint to the line if the Group breaks an invariant, or is not in the
+// window it names (w).
+func describeGroup(w beam.Window, et beam.EventTime, g join.Group[string, string, note]) string {
 	var rights []string
 	for _, r := range g.Right {
 		rights = append(rights, r.Text)
@@ -32,7 +33,7 @@ func describeGroup(et beam.EventTime, g join.Group[string, string, note]) string
 	if len(g.Left) == 0 && len(g.Right) == 0 {
 		line += " (BAD: an empty group)"
 	}
-	return line
+	return line + windowComplaint(w, g.WindowStart, g.WindowEnd)
 }
 
 func TestCoGroup(t *testing.T) {

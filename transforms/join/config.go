@@ -113,7 +113,7 @@ const (
 		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
-	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded
+	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setProgressHorizon
 )
 
 // newConfig applies opts over the defaults and rejects options that the

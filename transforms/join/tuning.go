@@ -79,7 +79,8 @@ func MaxBufferedPerKey(n int) Option {
 const DefaultProgressHorizon = time.Hour
 
 // ProgressHorizon sets how long, in event time, an interval join's key
-// keeps its cleanup progress in Beam state after its data is gone, beyond
+// (or an as-of join's: see AsOf) keeps its cleanup progress in Beam state
+// after its data is gone, beyond
 // the one join memory (max(upper,0) + max(-lower,0) + allowed lateness +
 // 1 ms) it keeps it anyway: DefaultProgressHorizon unless set. Until then
 // an element that arrives on the key behind that progress is late (see

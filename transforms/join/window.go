@@ -4,20 +4,17 @@ package join
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
-	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 )
 
 func init() {
 	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.Y), error](&windowPaneFn{})
-	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*stampedValue) bool, func(*stampedValue) bool, func(beam.EventTime, beam.Y), error](&windowGroupFn{})
+	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*[]byte) bool, func(*[]byte) bool, func(beam.EventTime, beam.Y), error](&windowGroupFn{})
 	register.Emitter2[beam.EventTime, beam.Y]()
 }
 
@@ -135,11 +132,7 @@ type WindowResult[K, L, R any] struct {
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // Window panics on misuse; TryWindow returns the error.
 func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) Outputs {
-	out, err := TryWindow[K, L, R](s, left, right, opts...)
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return mustBuild(TryWindow[K, L, R](s, left, right, opts...))
 }
 
 // TryWindow is Window returning an error instead of panicking: for an option
@@ -149,18 +142,13 @@ func Window[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Opt
 // trigger other than the default with ReportLate or TrackFates, and for
 // types not registered with RegisterTypes.
 func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
+	records := func(cfg config, values sideValues) windowRecords {
+		return windowRecords{Type: cfg.typ.core(), Out: beam.EncodedType{T: reflect.TypeFor[WindowResult[K, L, R]]()}, sideValues: values}
+	}
 	return buildWindowedRoute[K, L, R](s, windowedRoute{
-		op:      "join.Window",
-		allowed: windowOptions,
-		records: reflect.TypeFor[WindowResult[K, L, R]](),
-		join:    true,
-		stamp:   true,
-		grouped: func(cfg config, values [2]coders.Element) any {
-			return &windowGroupFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
-		},
-		panes: func(cfg config, values [2]coders.Element) any {
-			return &windowPaneFn{windowRecords: newWindowRecords[K, L, R](cfg), Left: values[Left], Right: values[Right]}
-		},
+		op: "join.Window", allowed: windowOptions, records: reflect.TypeFor[WindowResult[K, L, R]](), join: true, stamp: true,
+		grouped:    func(cfg config, values sideValues) any { return &windowGroupFn{windowRecords: records(cfg, values)} },
+		panes:      func(cfg config, values sideValues) any { return &windowPaneFn{windowRecords: records(cfg, values)} },
 		groupedVar: beam.YType, panesVar: beam.YType,
 	}, opts, left, right)
 }
@@ -173,19 +161,20 @@ func TryWindow[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...
 type windowRecords struct {
 	Type match.Type
 	Out  beam.EncodedType
+	sideValues
 
 	fields struct {
 		kind, key, time, start, end int
 		value, valueTime            [2]int // by side
 	}
+	// record is where each record is made before it is emitted (as a
+	// copy), every field set anew.
+	record reflect.Value
 }
 
-func newWindowRecords[K, L, R any](cfg config) windowRecords {
-	return windowRecords{Type: cfg.typ.core(), Out: beam.EncodedType{T: reflect.TypeFor[WindowResult[K, L, R]]()}}
-}
-
-// setup finds the fields of the record type.
-func (f *windowRecords) setup() {
+// Setup finds the fields of the record type and sets up the value coders.
+func (f *windowRecords) Setup() error {
+	f.record = reflect.New(f.Out.T).Elem()
 	t, fs := f.Out.T, &f.fields
 	fs.kind, fs.key, fs.time = fieldIndex(t, "Kind"), fieldIndex(t, "Key"), fieldIndex(t, "Time")
 	fs.start, fs.end = fieldIndex(t, "WindowStart"), fieldIndex(t, "WindowEnd")
@@ -193,6 +182,7 @@ func (f *windowRecords) setup() {
 		fs.value[s] = fieldIndex(t, sideField[s])
 		fs.valueTime[s] = fieldIndex(t, sideField[s]+"Time")
 	}
+	return f.sideValues.setup()
 }
 
 // windowRecordCounters count the window join's records.
@@ -204,89 +194,84 @@ var windowRecordCounters = struct {
 	unmatched: [2]beam.Counter{beam.NewCounter(Namespace, "left_unmatched_out"), beam.NewCounter(Namespace, "right_unmatched_out")},
 }
 
-// joinValue is a decoded value, its event time, and whether it is new in
-// the pane.
-type joinValue struct {
-	v     any
-	time  time.Time
-	isNew bool
-}
-
 // emit emits the records of a pane of key k's window [start, end), made
 // of sides, timestamped at (the window's max timestamp): the nested loop.
 func (f *windowRecords) emit(ctx context.Context, at beam.EventTime, k any, sides [2][]joinValue, start, end time.Time, emit func(beam.EventTime, beam.Y)) {
+	key, atTime := reflect.ValueOf(k), at.ToTime().UTC()
 	emitRecord := func(kind Kind, vs [2]*joinValue) {
-		out := reflect.New(f.Out.T).Elem()
-		out.Field(f.fields.kind).Set(reflect.ValueOf(kind))
-		out.Field(f.fields.key).Set(reflect.ValueOf(k))
+		// The fields of known types are set through typed pointers, which,
+		// unlike reflect.ValueOf, do not box their values.
+		out := f.record
+		*out.Field(f.fields.kind).Addr().Interface().(*Kind) = kind
+		out.Field(f.fields.key).Set(key)
 		for s, v := range vs {
-			if v != nil {
-				setPointer(out.Field(f.fields.value[s]), v.v)
-				out.Field(f.fields.valueTime[s]).Set(reflect.ValueOf(v.time))
+			if v == nil {
+				out.Field(f.fields.value[s]).SetZero()
+				*timeField(out, f.fields.valueTime[s]) = time.Time{}
+				continue
 			}
+			setPointer(out.Field(f.fields.value[s]), v.v)
+			*timeField(out, f.fields.valueTime[s]) = v.time
 		}
-		out.Field(f.fields.time).Set(reflect.ValueOf(at.ToTime().UTC()))
-		out.Field(f.fields.start).Set(reflect.ValueOf(start))
-		out.Field(f.fields.end).Set(reflect.ValueOf(end))
+		*timeField(out, f.fields.time) = atTime
+		*timeField(out, f.fields.start) = start
+		*timeField(out, f.fields.end) = end
 		emit(at, out.Interface())
 	}
 	lefts, rights := sides[Left], sides[Right]
+	pairs := 0
 	for i := range lefts {
 		for j := range rights {
 			if lefts[i].isNew || rights[j].isNew {
 				emitRecord(KindPair, [2]*joinValue{Left: &lefts[i], Right: &rights[j]})
-				windowRecordCounters.pairs.Inc(ctx, 1)
+				pairs++
 			}
 		}
+	}
+	if pairs > 0 {
+		windowRecordCounters.pairs.Inc(ctx, int64(pairs))
 	}
 	for s, vs := range sides {
 		if len(sides[1-s]) > 0 || !f.Type.Outer(match.Side(s)) {
 			continue
 		}
+		unmatched := 0
 		for i := range vs {
 			if vs[i].isNew {
 				var pair [2]*joinValue
 				pair[s] = &vs[i]
 				emitRecord(KindUnmatched, pair)
-				windowRecordCounters.unmatched[s].Inc(ctx, 1)
+				unmatched++
 			}
 		}
+		if unmatched > 0 {
+			windowRecordCounters.unmatched[s].Inc(ctx, int64(unmatched))
+		}
 	}
+}
+
+// timeField is the time.Time field i of the addressable struct v.
+func timeField(v reflect.Value, i int) *time.Time {
+	return v.Field(i).Addr().Interface().(*time.Time)
 }
 
 // windowGroupFn makes the records of one CoGroupByKey group: one pane of
 // one window of a key, every value of which is new.
 type windowGroupFn struct {
 	windowRecords
-	Left, Right coders.Element // the inputs' value coders
+
+	sides [2][]joinValue // serve every group: records copy the values
 }
 
-func (f *windowGroupFn) Setup() error {
-	f.setup()
-	if err := f.Left.Setup(); err != nil {
-		return err
-	}
-	return f.Right.Setup()
-}
-
-func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts, rights func(*stampedValue) bool, emit func(beam.EventTime, beam.Y)) error {
-	var sides [2][]joinValue
-	var sv stampedValue
-	for side, next := range [2]func(*stampedValue) bool{Left: lefts, Right: rights} {
-		c := &f.Left
-		if side == int(Right) {
-			c = &f.Right
-		}
-		for next(&sv) {
-			v, err := c.Decode(sv.Value)
-			if err != nil {
-				return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", Side(side), err)
-			}
-			sides[side] = append(sides[side], joinValue{v: v, time: time.UnixMilli(sv.Time).UTC(), isNew: true})
+func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, lefts, rights func(*[]byte) bool, emit func(beam.EventTime, beam.Y)) error {
+	for side, next := range [2]func(*[]byte) bool{Left: lefts, Right: rights} {
+		var err error
+		if f.sides[side], err = f.unstampAll("join.Window", Side(side), next, f.sides[side][:0]); err != nil {
+			return err
 		}
 	}
 	start, end := windowBounds(w)
-	f.emit(ctx, w.MaxTimestamp(), k, sides, start, end, emit)
+	f.emit(ctx, w.MaxTimestamp(), k, f.sides, start, end, emit)
 	return nil
 }
 
@@ -294,33 +279,12 @@ func (f *windowGroupFn) ProcessElement(ctx context.Context, w beam.Window, k bea
 // whose entries say which values are new in it.
 type windowPaneFn struct {
 	windowRecords
-	Left, Right coders.Element // the inputs' value coders
-}
-
-func (f *windowPaneFn) Setup() error {
-	f.setup()
-	if err := f.Left.Setup(); err != nil {
-		return err
-	}
-	return f.Right.Setup()
 }
 
 func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
-	entries, isNew, err := panes.DecodePane(p.Entries)
+	sides, err := f.decodePane("join.Window", p)
 	if err != nil {
 		return err
-	}
-	var sides [2][]joinValue
-	for i, e := range entries {
-		c := &f.Left
-		if e.Side == match.Right {
-			c = &f.Right
-		}
-		v, err := c.Decode(e.Value)
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.Window: decoding a %s value: %w", sideOf(e.Side), err)
-		}
-		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
 	}
 	f.emit(ctx, et, k, sides, time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC(), emit)
 	return nil

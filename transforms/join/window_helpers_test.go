@@ -113,6 +113,27 @@ func gather(s beam.Scope, lines beam.PCollection) func() []string {
 	}
 }
 
+// windowComplaint says how w, the window a record or Group is in, differs
+// from the window it names, [start, end), or returns "" if it does not.
+// The late-counting path puts a session's records in a window of the gap
+// that starts at their timestamp, the joined session's max timestamp, so
+// that they merge downstream into one window per joined session
+// (docs/design/window.md); such a window is accepted too.
+func windowComplaint(w beam.Window, start, end time.Time) string {
+	switch w := w.(type) {
+	case window.GlobalWindow:
+		if windowName(start, end) == "global" {
+			return ""
+		}
+	case window.IntervalWindow:
+		ws, we := w.Start.ToTime(), w.End.ToTime()
+		if ws.Equal(start) && we.Equal(end) || ws.Equal(end.Add(-time.Millisecond)) {
+			return ""
+		}
+	}
+	return fmt.Sprintf(" (BAD WINDOW: in %v)", w)
+}
+
 // since writes t as the duration since the Unix epoch, the way the tests
 // write event times: "9.999s".
 func since(t time.Time) string {

@@ -2,6 +2,7 @@ package join_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -11,20 +12,22 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/google/go-cmp/cmp"
 )
 
 func init() {
-	register.Function2x1(describeWindowResult)
+	register.Function3x1(describeWindowResult)
 	register.Function2x1(describeWindowResultTime)
 }
 
 // describeWindowResult writes a record as "kind key window left right",
 // e.g. "pair a [0s,10s) l1@1s r1@3s", with "-" for an absent side. It adds
 // a complaint to the line if the record breaks an invariant that every
-// record must keep, so that the tests' exact comparisons check them too.
-func describeWindowResult(et beam.EventTime, r join.WindowResult[string, string, note]) string {
+// record must keep, so that the tests' exact comparisons check them too:
+// among them, that the record is in the window it names (w).
+func describeWindowResult(w beam.Window, et beam.EventTime, r join.WindowResult[string, string, note]) string {
 	left, right := "-", "-"
 	if r.Left != nil {
 		left = *r.Left + "@" + since(r.LeftTime)
@@ -42,7 +45,7 @@ func describeWindowResult(et beam.EventTime, r join.WindowResult[string, string,
 	if (r.Kind == join.KindPair) != (r.Left != nil && r.Right != nil) {
 		line += " (BAD: kind and sides disagree)"
 	}
-	return line
+	return line + windowComplaint(w, r.WindowStart, r.WindowEnd)
 }
 
 // describeWindowResultTime writes only a record's key, its Time and its
@@ -541,5 +544,99 @@ func TestWindowOnAStream(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got()); diff != "" {
 		t.Errorf("join.Window records differ (-want +got):\n%s", diff)
+	}
+}
+
+func init() {
+	register.Function1x1(windowResultKey)
+	register.Function3x1(describeCount)
+}
+
+// windowResultKey is the key of a record, for counting records per key.
+func windowResultKey(r join.WindowResult[string, string, note]) string { return r.Key }
+
+// describeCount writes a count per key and window, "a [5s,15s) 12", with
+// the window the count was made in, not one a record names.
+func describeCount(w beam.Window, key string, n int) string {
+	name := fmt.Sprint(w)
+	if iw, ok := w.(window.IntervalWindow); ok {
+		name = bounds(iw.Start.ToTime(), iw.End.ToTime())
+	}
+	return fmt.Sprintf("%s %s %d", key, name, n)
+}
+
+// TestSlidingWindowPairsCountedDownstream checks that each pair of a
+// sliding window join is in the sliding window it was made in, as Beam's
+// windows are seen downstream: pairs counted per key by stats.Count (a
+// GroupByKey in the records' own windows) equal the counts of pairs per
+// key and sliding window computed here from the input, on both paths.
+func TestSlidingWindowPairsCountedDownstream(t *testing.T) {
+	const size, period = 10 * time.Second, 5 * time.Second
+	rng := rand.New(rand.NewPCG(26, 3))
+	var elements []timed
+	for i := range 80 {
+		key := string(rune('a' + rng.IntN(3)))
+		at := time.Duration(rng.Int64N(40_000)) * time.Millisecond
+		if rng.IntN(2) == 0 {
+			elements = append(elements, leftAt(key, at, fmt.Sprintf("l%d", i)))
+		} else {
+			elements = append(elements, rightAt(key, at, fmt.Sprintf("r%d", i)))
+		}
+	}
+
+	// The oracle: per key and sliding window, the number of left values
+	// in it times the number of right values in it, for every window
+	// with a pair. A window [start, start+size) holds t if start <= t <
+	// start+size; starts are multiples of the period.
+	type keyWindow struct {
+		key   string
+		start int64
+	}
+	inWindow := map[keyWindow][2]int{}
+	for _, e := range elements {
+		last := e.Ms - e.Ms%period.Milliseconds()
+		for start := last; start > e.Ms-size.Milliseconds(); start -= period.Milliseconds() {
+			kw := keyWindow{e.Key, start}
+			n := inWindow[kw]
+			if e.Right {
+				n[1]++
+			} else {
+				n[0]++
+			}
+			inWindow[kw] = n
+		}
+	}
+	var want []string
+	for kw, n := range inWindow {
+		if pairs := n[0] * n[1]; pairs > 0 {
+			start := time.UnixMilli(kw.start)
+			want = append(want, fmt.Sprintf("%s %s %d", kw.key, bounds(start, start.Add(size)), pairs))
+		}
+	}
+	if len(want) < 10 {
+		t.Fatalf("the input makes pairs in %d windows only; want a test that can tell windows apart", len(want))
+	}
+
+	for _, path := range []struct {
+		name string
+		opts []join.Option
+	}{
+		{"grouped", nil},
+		{"late_counting", []join.Option{join.ReportLate()}},
+	} {
+		t.Run(path.name, func(t *testing.T) {
+			p, s := beam.NewPipelineWithRoot()
+			left, right := timedInputs(s, elements)
+			opts := append([]join.Option{join.WindowInto(window.NewSlidingWindows(period, size))}, path.opts...)
+			records := join.Window[string, string, note](s, left, right, opts...).Records
+			counts := stats.Count(s, beam.ParDo(s, windowResultKey, records))
+			got := gather(s, beam.ParDo(s, describeCount, counts))
+			if err := ptest.Run(p); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(sortedList(want), got()); diff != "" {
+				t.Errorf("pairs per key and sliding window differ (-oracle +pipeline):\n%s", diff)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ package join
 // late-element record.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"time"
@@ -22,9 +23,9 @@ import (
 )
 
 func init() {
-	register.DoFn4x1[beam.EventTime, beam.X, beam.Y, func(beam.X, stampedValue), error](&stampFn{})
-	register.Emitter2[beam.X, stampedValue]()
-	register.Iter1[stampedValue]()
+	register.DoFn4x1[beam.EventTime, beam.X, beam.Y, func(beam.X, []byte), error](&stampFn{})
+	register.Emitter2[beam.X, []byte]()
+	register.Iter1[[]byte]()
 	register.Function4x0(ownWindowFn)
 	register.Emitter1[beam.Y]()
 }
@@ -62,8 +63,8 @@ type windowedRoute struct {
 	// group, emitting the universal type groupedVar; panes the DoFn that
 	// makes the records of the late-counting path's panes, emitting
 	// panesVar.
-	grouped              func(cfg config, values [2]coders.Element) any
-	panes                func(cfg config, values [2]coders.Element) any
+	grouped              func(cfg config, values sideValues) any
+	panes                func(cfg config, values sideValues) any
 	groupedVar, panesVar reflect.Type
 }
 
@@ -94,10 +95,20 @@ func buildWindowedRoute[K, L, R any](s beam.Scope, route windowedRoute, opts []O
 		return Outputs{}, err
 	}
 	var outs Outputs
-	if outs.Records, err = wd.records(s.Scope("records"), route.panes(cfg, wd.coders), route.records, route.panesVar); err != nil {
+	values := sideValues{Left: wd.coders[Left], Right: wd.coders[Right]}
+	if outs.Records, err = wd.records(s.Scope("records"), route.panes(cfg, values), route.records, route.panesVar); err != nil {
 		return Outputs{}, err
 	}
 	return windowedExtras[K, L, R](s, wd, cfg, outs)
+}
+
+// mustBuild returns out, or panics with err: Window and CoGroup are their
+// Try variants that panic on misuse.
+func mustBuild(out Outputs, err error) Outputs {
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // lateCounting reports whether Window or CoGroup runs the late-counting
@@ -139,7 +150,8 @@ func groupedRecords(s beam.Scope, route windowedRoute, cfg config, left, right b
 	if err != nil {
 		return fail(err)
 	}
-	records, err := beam.TryParDo(s.Scope("records"), route.grouped(cfg, values), grouped, beam.TypeDefinition{Var: route.groupedVar, T: route.records})
+	records, err := beam.TryParDo(s.Scope("records"), route.grouped(cfg, sideValues{Left: values[Left], Right: values[Right]}), grouped,
+		beam.TypeDefinition{Var: route.groupedVar, T: route.records})
 	if err != nil {
 		return fail(err)
 	}
@@ -183,27 +195,99 @@ func windowInput(s beam.Scope, cfg config, col beam.PCollection) (beam.PCollecti
 	return beam.TryWindowInto(s, ws.Fn, col, opts...)
 }
 
-// stampedValue is a value of the grouped path with its event time, which
-// CoGroupByKey does not keep: the value encoded by its input's coder.
-type stampedValue struct {
-	Time  int64 // milliseconds since the Unix epoch
-	Value []byte
-}
-
-// stampFn carries each value's event time into its group.
+// stampFn carries each value's event time into its group, which
+// CoGroupByKey does not keep: a stamped value is the time (milliseconds
+// since the Unix epoch, a varint) followed by the value in its input's
+// coder, in one []byte, whose coder is the cheapest to group by.
 type stampFn struct {
 	Value coders.Element
+
+	// stamped serves every value: the only consumer of stampFn's output is
+	// the CoGroupByKey, whose tagging encodes each value before emit
+	// returns.
+	stamped []byte
 }
 
 func (f *stampFn) Setup() error { return f.Value.Setup() }
 
-func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y, emit func(beam.X, stampedValue)) error {
-	b, err := f.Value.Encode(v)
-	if err != nil {
+func (f *stampFn) ProcessElement(et beam.EventTime, k beam.X, v beam.Y, emit func(beam.X, []byte)) error {
+	var err error
+	if f.stamped, err = f.Value.AppendEncode(binary.AppendVarint(f.stamped[:0], et.Milliseconds()), v); err != nil {
 		return err
 	}
-	emit(k, stampedValue{Time: et.Milliseconds(), Value: b})
+	emit(k, f.stamped)
 	return nil
+}
+
+// sideValues decodes the values of the two inputs of a window join or a
+// cogroup, each with its input's coder: the DoFns that make their records
+// embed it.
+type sideValues struct {
+	Left, Right coders.Element
+}
+
+func (c *sideValues) setup() error {
+	if err := c.Left.Setup(); err != nil {
+		return err
+	}
+	return c.Right.Setup()
+}
+
+// joinValue is a decoded value, its event time, and whether it is new in
+// its pane.
+type joinValue struct {
+	v     any
+	time  time.Time
+	isNew bool
+}
+
+// decode decodes b, a value of side s of the route named op.
+func (c *sideValues) decode(op string, s Side, b []byte) (any, error) {
+	coder := &c.Left
+	if s == Right {
+		coder = &c.Right
+	}
+	v, err := coder.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("beamjoin: %s: decoding a %s value: %w", op, s, err)
+	}
+	return v, nil
+}
+
+// unstampAll appends to vs the values that next yields, stamped values of
+// side s (see stampFn), decoded, all new.
+func (c *sideValues) unstampAll(op string, s Side, next func(*[]byte) bool, vs []joinValue) ([]joinValue, error) {
+	var stamped []byte
+	for next(&stamped) {
+		ms, n := binary.Varint(stamped)
+		if n <= 0 {
+			return vs, fmt.Errorf("beamjoin: %s: a grouped %s value of %d bytes does not start with its time", op, s, len(stamped))
+		}
+		v, err := c.decode(op, s, stamped[n:])
+		if err != nil {
+			return vs, err
+		}
+		vs = append(vs, joinValue{v: v, time: time.UnixMilli(ms).UTC(), isNew: true})
+	}
+	return vs, nil
+}
+
+// decodePane decodes the values of a pane of the late-counting path, by
+// side, each marked new or not as the pane says.
+func (c *sideValues) decodePane(op string, p paneRecord) ([2][]joinValue, error) {
+	var sides [2][]joinValue
+	entries, isNew, err := panes.DecodePane(p.Entries)
+	if err != nil {
+		return sides, err
+	}
+	for i, e := range entries {
+		v, err := c.decode(op, sideOf(e.Side), e.Value)
+		if err != nil {
+			return sides, err
+		}
+		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
+	}
+	return sides, nil
 }
 
 // windowBounds are w's bounds, [start, end): an interval window's own, or,
