@@ -16,28 +16,37 @@ import (
 
 // config is the validated form of a join's options.
 type config struct {
-	bounds       match.Bounds
-	typ          Type
-	emit         Emit
-	lateness     time.Duration
-	maxBuffered  int
-	cleanupEvery time.Duration
-	horizon      time.Duration // ProgressHorizon
-	bucketAbove  int
-	window       *window.Fn
-	layout       *layout       // tests and benchmarks only: a forced state layout
-	noCache      bool          // tests and benchmarks only: no bundle cache
-	cacheBytes   int64         // BundleCacheBytes (interval_cache.go); 0: the default
-	bounded      bool          // the bounded-input path (interval_bounded.go)
-	bucketWidth  time.Duration // BoundedBucket; 0: the default
-	reportLate   bool          // ReportLate
-	trackFates   bool          // TrackFates
-	maxAge       time.Duration // MaxAge (AsOf)
-	strict       bool          // Strict (AsOf)
-	set          setMask
+	bounds        match.Bounds
+	typ           Type
+	emit          Emit
+	lateness      time.Duration
+	maxBuffered   int
+	cleanupEvery  time.Duration
+	horizon       time.Duration // ProgressHorizon
+	split         bool          // SplitKeys (or HotKeyBuckets): the split layout
+	splitWidth    time.Duration // SplitKeys's width; 0: the default
+	window        *window.Fn
+	hotKeyBuckets int           // HotKeyBuckets's n, checked only
+	noCache       bool          // tests and benchmarks only: no bundle cache
+	cacheBytes    int64         // BundleCacheBytes (interval_cache.go); 0: the default
+	bounded       bool          // the bounded-input path (interval_bounded.go)
+	bucketWidth   time.Duration // BoundedBucket; 0: the default
+	reportLate    bool          // ReportLate
+	trackFates    bool          // TrackFates
+	maxAge        time.Duration // MaxAge (AsOf)
+	strict        bool          // Strict (AsOf)
+	set           setMask
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
 	gatherBytes     int  // tests only: the bounded path's gatherFn.Hold; 0: the default
+}
+
+// splitOption names the option that chose the split layout.
+func (c config) splitOption() string {
+	if c.set&setSplitKeys != 0 {
+		return fmt.Sprintf("SplitKeys(%v)", c.splitWidth)
+	}
+	return fmt.Sprintf("HotKeyBuckets(%d)", c.hotKeyBuckets)
 }
 
 // rules is the config in the matching core's terms.
@@ -68,6 +77,7 @@ const (
 	setMaxAge
 	setStrict
 	setBoundedBucket
+	setSplitKeys
 	setTestOnly
 )
 
@@ -93,13 +103,14 @@ var optionNames = []struct {
 	{setMaxAge, "MaxAge"},
 	{setStrict, "Strict"},
 	{setBoundedBucket, "BoundedBucket"},
+	{setSplitKeys, "SplitKeys"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
 	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setProgressHorizon
@@ -130,8 +141,12 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) is negative", op, c.maxBuffered)
 	case c.horizon < 0 || c.horizon%time.Millisecond != 0:
 		return c, fmt.Errorf("beamjoin: %s: ProgressHorizon(%v) must be zero or a positive whole number of milliseconds", op, c.horizon)
-	case c.bucketAbove < 0:
-		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.bucketAbove)
+	case c.hotKeyBuckets < 0:
+		return c, fmt.Errorf("beamjoin: %s: HotKeyBuckets(%d) is negative", op, c.hotKeyBuckets)
+	case c.set&setSplitKeys != 0 && (c.splitWidth < 0 || c.splitWidth%time.Millisecond != 0):
+		return c, fmt.Errorf("beamjoin: %s: SplitKeys(%v) must be zero or a positive whole number of milliseconds", op, c.splitWidth)
+	case c.split && c.maxBuffered > 0 && !c.bounded:
+		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) cannot be combined with %s: the cap counts a key's elements across its buckets, which no one of them sees", op, c.maxBuffered, c.splitOption())
 	case c.set&setBundleCacheBytes != 0 && c.cacheBytes <= 0:
 		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
 	case c.set&setBoundedBucket != 0 && (c.bucketWidth < time.Millisecond || c.bucketWidth%time.Millisecond != 0):

@@ -79,7 +79,15 @@ func genCase(seed uint64) dCase {
 	default:
 		sp.CleanupEvery = 250
 	}
-	sp.Buckets = rng.IntN(4)
+	switch rng.IntN(4) { // the split run's bucket width
+	case 1: // half the partner range: an element's partners in up to three buckets
+		lo, hi := sp.bounds()
+		sp.Width = max((hi-lo+1)/2, 1)
+	case 2:
+		sp.Width = u
+	case 3:
+		sp.Width = 7*u + 13
+	}
 
 	// Elements: some at an end of another element's partner range (or a
 	// millisecond either side), some at another element's time, the rest
@@ -226,7 +234,7 @@ func (c dCase) arrivals() (arr []oArrival, ahead []bool, wMax int64) {
 func (c dCase) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "case %#x (run alone: BEAMJOIN_DIFF_CASE=%#x go test ./transforms/join -run 'TestDifferential$' -v)\n", c.Seed, c.Seed)
-	fmt.Fprintf(&b, "  options: %s; bucketed run: HotKeyBuckets(%d)\n", c.Spec.describe(), c.Spec.Buckets)
+	fmt.Fprintf(&b, "  options: %s; split run: SplitKeys(%dms)\n", c.Spec.describe(), c.Spec.Width)
 	if c.Unstepped {
 		b.WriteString("  stream (played as written):")
 	} else {

@@ -6,8 +6,9 @@ package join_test
 // matching core or their tests, so that a misreading of the contract in
 // the code is not repeated here. Two documented facts of the join package
 // are used besides the SPEC, each where it is used: CleanupEvery's placement
-// of cleanup timers and its default, and MaxBufferedPerKey's rule that on equal times the
-// left element is evicted first.
+// of cleanup timers (on its grid in the split layout, SplitKeys) and its
+// default, and MaxBufferedPerKey's rule that on equal times the left
+// element is evicted first.
 //
 // The oracle works on a case: the join's options and the elements in the
 // order the join receives them, each with the watermark at its arrival
@@ -72,7 +73,11 @@ type oSpec struct {
 	Lateness             int64
 	MaxBuffered          int   // 0: no cap
 	CleanupEvery         int64 // 0: the default, derived from the bounds (every)
-	Buckets              int   // the HotKeyBuckets(n) of the bucketed run
+	Width                int64 // the SplitKeys width of the split run, ms (0: the default)
+	// Grid: cleanup timers on the grid of CleanupEvery, as in the split
+	// layout (join.SplitKeys), rather than CleanupEvery less a
+	// millisecond after the earliest expiry.
+	Grid bool
 	// Horizon is the join's ProgressHorizon in milliseconds (the
 	// runner-model harness sets it); 0: the default, longer than any
 	// case, so that no key forgets its progress within one.
@@ -354,8 +359,9 @@ func (s *oSim) leave(x oBuffered, evicted bool) {
 
 // timer is where the key's cleanup timer is: CleanupEvery less a
 // millisecond after the earliest first millisecond after a deadline among
-// the buffered elements (join.CleanupEvery), or false if nothing is
-// buffered.
+// the buffered elements (join.CleanupEvery), or with Grid that first
+// millisecond rounded up to a multiple of CleanupEvery (join.SplitKeys);
+// false if nothing is buffered.
 func (s *oSim) timer() (int64, bool) {
 	if len(s.buf) == 0 {
 		return 0, false
@@ -363,6 +369,11 @@ func (s *oSim) timer() (int64, bool) {
 	first := int64(1 << 62)
 	for _, x := range s.buf {
 		first = min(first, s.sp.deadline(x.a.Elem.Side, x.a.Elem.Time)+1)
+	}
+	if s.sp.Grid {
+		// join.SplitKeys: "a key's cleanup for an expiry t runs when event
+		// time reaches t rounded up to the next multiple" of CleanupEvery.
+		return oRoundUp(first, s.sp.every()), true
 	}
 	return first + s.sp.every() - 1, true
 }

@@ -2,7 +2,8 @@ package join_test
 
 // This file holds the differential test of the interval join: random
 // workloads (differential_gen_test.go) run through join.Interval on Prism,
-// in the bag layout and with HotKeyBuckets, and checked against the oracle
+// in the default layout and the split layout (SplitKeys, except under a
+// size cap, which it does not take), and checked against the oracle
 // written from SPEC.md alone (differential_oracle_test.go) and, where it
 // applies, against streamjoiner.StreamJoiner.
 //
@@ -99,34 +100,6 @@ var knownBugCases = map[uint64]string{}
 // horizon shorter than a case.
 const forgottenProgressIsKnownBug = false
 
-// duplicateRetractIsKnownBug: set while issue 15's first bug was open (in
-// the bucketed layout an element's partners' partners could go unread, so
-// that it was retracted a second time): a bucketed join whose output
-// retracted an element twice was logged, not failed. Fixed; kept so that a
-// regression can be told apart from other problems while it is studied.
-const duplicateRetractIsKnownBug = false
-
-// duplicateRetraction names the first element that a join's output
-// retracts more than once, or returns "".
-func duplicateRetraction(got dGot) string {
-	n := map[string]int{}
-	for _, r := range got.Results {
-		if r.Kind != join.KindRetract {
-			continue
-		}
-		v := r.Right
-		if r.Left != nil {
-			v = r.Left
-		}
-		if v != nil {
-			if n[*v]++; n[*v] == 2 {
-				return "retract " + *v + " twice"
-			}
-		}
-	}
-	return ""
-}
-
 // dEvent is one element of the TestStream.
 type dEvent struct {
 	Side int
@@ -186,8 +159,19 @@ func (f *collectLateFn) ProcessElement(e join.LateElement[string, string, string
 }
 
 // layouts are the two ways every case runs: a key's buffer in one bag,
-// and with HotKeyBuckets(n) for the case's small n.
-var layouts = []string{"bag", "buckets"}
+// and split over time buckets (SplitKeys) with the case's width.
+var layouts = []string{"bag", "split"}
+
+// runsIn reports whether case spec sp runs in layout: the split layout
+// does not take MaxBufferedPerKey.
+func runsIn(sp oSpec, layout string) bool { return layout != "split" || sp.MaxBuffered == 0 }
+
+// specIn is the case's spec as the oracle must see it for layout: the
+// split layout cleans up on the grid of CleanupEvery.
+func specIn(sp oSpec, layout string) oSpec {
+	sp.Grid = layout == "split"
+	return sp
+}
 
 func joinOptions(sp oSpec, layout string) []join.Option {
 	opts := []join.Option{
@@ -210,8 +194,8 @@ func joinOptions(sp oSpec, layout string) []join.Option {
 	if sp.CleanupEvery != 0 {
 		opts = append(opts, join.CleanupEvery(time.Duration(sp.CleanupEvery)*time.Millisecond))
 	}
-	if layout == "buckets" {
-		opts = append(opts, join.HotKeyBuckets(sp.Buckets))
+	if layout == "split" {
+		opts = append(opts, join.SplitKeys(time.Duration(sp.Width)*time.Millisecond))
 	}
 	return opts
 }
@@ -248,6 +232,9 @@ func runCase(t *testing.T, c dCase) []dGot {
 	p, s := beam.NewPipelineWithRoot()
 	left, right := beam.ParDo2(s, &splitEventFn{}, teststream.Create(s, ts))
 	for _, layout := range layouts {
+		if !runsIn(c.Spec, layout) {
+			continue
+		}
 		joined := join.Interval[string, string, string](s.Scope(layout), left, right, joinOptions(c.Spec, layout)...)
 		res, late := joined.Records, joined.Late
 		beam.ParDo0(s, &collectResultFn{Tag: tag(layout)}, res)
@@ -272,7 +259,7 @@ func runCase(t *testing.T, c dCase) []dGot {
 type dStats struct {
 	sync.Mutex
 	cases, joins, elements, pairs, records, mustLate, evicted, silent int
-	knownLate, pendingJoins, dupRetractJoins                          int
+	knownLate, pendingJoins                                           int
 	exactKeys, onTimeKeys, freeKeys, streamJoinerKeys                 int
 	fates                                                             [5]int
 }
@@ -306,16 +293,14 @@ func TestDifferential(t *testing.T) {
 				defer st.Unlock()
 				st.cases++
 				for j, layout := range layouts {
-					problems, pending := checkCase(c, got[j], st)
+					if !runsIn(c.Spec, layout) {
+						continue
+					}
+					problems, pending := checkCase(withSpec(c, specIn(c.Spec, layout)), got[j], st)
 					if len(pending) > 0 {
 						t.Logf("%s layout of case %#x, pending issue 15: %s", layout, c.Seed, strings.Join(pending, "; "))
 					}
 					if len(problems) == 0 {
-						continue
-					}
-					if dup := duplicateRetraction(got[j]); duplicateRetractIsKnownBug && layout == "buckets" && dup != "" {
-						t.Logf("buckets layout of case %#x, pending issue 15 (duplicate retraction under HotKeyBuckets: %s): %s", c.Seed, dup, strings.Join(problems, "; "))
-						st.dupRetractJoins++
 						continue
 					}
 					if why, ok := knownBugCases[c.Seed]; ok {
@@ -330,9 +315,6 @@ func TestDifferential(t *testing.T) {
 	t.Logf("differential: %v", st)
 	if st.pendingJoins > 0 {
 		t.Logf("%d joins took elements behind a cleanup timer of their key for new ones (issue 15, logged above)", st.pendingJoins)
-	}
-	if st.dupRetractJoins > 0 {
-		t.Logf("%d bucketed joins retracted an element twice (issue 15, logged above)", st.dupRetractJoins)
 	}
 }
 
@@ -922,9 +904,9 @@ var foundCases = []struct {
 	name string
 	c    dCase
 }{
-	{"duplicate_retraction_under_HotKeyBuckets", dCase{
+	{"duplicate_retraction_across_buckets", dCase{
 		Unstepped: true,
-		Spec:      oSpec{Lower: 3000, Upper: 5000, LowerExcl: true, Type: oFullOuter, Emit: oRetracting, CleanupEvery: 1, Buckets: 1},
+		Spec:      oSpec{Lower: 3000, Upper: 5000, LowerExcl: true, Type: oFullOuter, Emit: oRetracting, CleanupEvery: 1, Width: 1000},
 		Script: []oStep{{Watermark: 2059},
 			{Elem: &oElem{Side: oRight, Key: "k0", Time: 42354, Val: "r106"}},
 			{Elem: &oElem{Side: oLeft, Key: "k0", Time: 43897, Val: "l6"}},
@@ -953,11 +935,20 @@ func TestDifferentialFoundCases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runCase(t, tc.c)
 			for j, layout := range layouts {
-				problems, pending := checkCase(tc.c, got[j], &dStats{})
+				if !runsIn(tc.c.Spec, layout) {
+					continue
+				}
+				problems, pending := checkCase(withSpec(tc.c, specIn(tc.c.Spec, layout)), got[j], &dStats{})
 				if p := append(problems, pending...); len(p) > 0 {
 					t.Errorf("%s layout of %v\n  %s", layout, tc.c, strings.Join(p, "\n  "))
 				}
 			}
 		})
 	}
+}
+
+// withSpec is c with spec sp.
+func withSpec(c dCase, sp oSpec) dCase {
+	c.Spec = sp
+	return c
 }

@@ -1,13 +1,5 @@
 package join
 
-// ForceLayout makes an interval join use the bag layout (bucketed false) or
-// the bucketed one, moving a key into buckets above bucketAbove elements and
-// a bucketed key's bag entries into buckets above logLimit. Tests run the
-// interval suite under each layout; benchmarks compare them.
-func ForceLayout(bucketed bool, bucketAbove, logLimit int) Option {
-	return withLayout(layout{bucketed: bucketed, bucketAbove: bucketAbove, logLimit: logLimit})
-}
-
 // NoBundleCache turns an interval join's per-bundle cache of key states off.
 func NoBundleCache() Option { return withoutBundleCache() }
 

@@ -1,8 +1,9 @@
 package join
 
 // This file holds Interval, the interval join composite. Its DoFns are in
-// interval_fn.go, its timer policy in interval_timer.go, its state layouts
-// in interval_state.go; docs/design/interval.md explains how it runs.
+// interval_fn.go, its timer policy in interval_timer.go, its default state
+// layout in interval_state.go, the split layout in interval_split*.go;
+// docs/design/interval.md explains how it runs.
 
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -27,7 +28,7 @@ import (
 // which elements without a partner are reported, the emission mode
 // (EmitImmediate, the default, EmitFinal, EmitRetract) when. LowerExclusive
 // and UpperExclusive exclude an end of the bounds; AllowedLateness keeps
-// elements longer; CleanupEvery, HotKeyBuckets and MaxBufferedPerKey tune
+// elements longer; CleanupEvery, SplitKeys and MaxBufferedPerKey tune
 // cost and memory; Bounded runs the bounded-input path;
 // TrackFates adds Outputs.Fates, one Fate per input element.
 //
@@ -74,9 +75,12 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		return Outputs{}, err
 	}
 	var raw, rawLate beam.PCollection
-	if cfg.bounded {
+	switch {
+	case cfg.bounded:
 		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, in.Key, in.Tagged)
-	} else {
+	case cfg.split:
+		raw, rawLate = joinSplit(s.Scope("split"), cfg, in.Key, in.Tagged)
+	default:
 		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
 	}
 	if !cfg.trackFates {
@@ -91,11 +95,11 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	return out, nil
 }
 
-// newJoiner is the joiner of a join with config cfg and key coder key: the
-// interval join's DoFns carry it, and the runner-model harness
-// (model_harness_test.go) builds its DoFns through it too.
-func newJoiner(cfg config, key coders.Element) (j joiner, bucketed bool) {
-	j = joiner{
+// newJoiner is the default layout's joiner of a join with config cfg and
+// key coder key: the interval join's DoFn carries it, and the runner-model
+// harness (model_harness_test.go) builds its DoFns through it too.
+func newJoiner(cfg config, key coders.Element) joiner {
+	j := joiner{
 		Rules:        cfg.rules(),
 		MaxBuffered:  cfg.maxBuffered,
 		CleanupEvery: cfg.cleanupMillis(),
@@ -103,24 +107,13 @@ func newJoiner(cfg config, key coders.Element) (j joiner, bucketed bool) {
 		NoCache:      cfg.noCache,
 		Horizon:      cfg.horizon.Milliseconds(),
 		CacheBytes:   cfg.cacheBytes,
-		BucketAbove:  cfg.bucketAbove,
-		LogLimit:     bucketLogLimit,
 		Fates:        cfg.trackFates,
 	}
-	bucketed = cfg.set&setHotKeyBuckets != 0
-	if l := cfg.layout; l != nil {
-		bucketed, j.BucketAbove, j.LogLimit = l.bucketed, l.bucketAbove, l.logLimit
-	}
-	j.AppendCleanup = !bucketed && !cfg.noAppendCleanup && appendable(j.Rules)
-	return j, bucketed
+	j.AppendCleanup = !cfg.noAppendCleanup && appendable(j.Rules)
+	return j
 }
 
-// statefulFn is the stateful DoFn of j's layout: bucketedIntervalFn if
-// bucketed, else intervalFn.
-func statefulFn(j joiner, bucketed bool) any {
-	if bucketed {
-		return &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
-			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
-	}
+// statefulFn is the default layout's stateful DoFn of j.
+func statefulFn(j joiner) *intervalFn {
 	return &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"), Cleanup: timers.InEventTime("cleanup")}
 }

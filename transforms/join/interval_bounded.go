@@ -59,7 +59,7 @@ func init() {
 // MaxBufferedPerKey keeps its meaning: the elements still buffered at an
 // arrival are those whose cleanup timer (placed as CleanupEvery says) has
 // not yet fired, and the oldest are evicted beyond the cap, as they would
-// be in that stream. HotKeyBuckets does not apply. The counters are the
+// be in that stream. SplitKeys does not apply. The counters are the
 // streaming path's, each counted once, by the group that owns the
 // element; buffered and keys_with_state rise and fall back to zero within
 // each group's sweep, and buffered_per_key is what a group's sweep holds at

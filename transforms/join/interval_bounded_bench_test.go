@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	beammetrics "github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
@@ -79,9 +80,47 @@ func BenchmarkBounded(b *testing.B) {
 	}
 }
 
+// BenchmarkBoundedHotKey runs the bounded path on a hot key's input (a
+// pair every 20 ms of event time, bounds ±10 ms, each element with one
+// partner): one key of 100k and of 1M elements, and 1000 keys of 1000
+// elements each at the same density per key. sweep-held-max-B is the most
+// one group's sweep held (values and entries, the bounded_group_bytes
+// distribution's maximum): flat in the key's size if a key is swept by
+// time bucket. elem/s of one key of 1M against 1000 keys of 1k is the
+// cost of skew.
+func BenchmarkBoundedHotKey(b *testing.B) {
+	cases := []struct {
+		name string
+		g    genSpec
+	}{
+		{"keys=1/N=100000", boundedHot(100_000, 1)},
+		{"keys=1/N=1000000", boundedHot(1_000_000, 1)},
+		{"keys=1000/N=1000000", boundedHot(1_000_000, 1000)},
+	}
+	c := intervalCase("hot", join.Between(-10*time.Millisecond, 10*time.Millisecond), join.Bounded())
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			for range b.N {
+				pr := runBounded(b, tc.g, c)
+				held := int64(-1)
+				for _, d := range pr.Metrics().Query(func(r beammetrics.SingleResult) bool { return r.Name() == "bounded_group_bytes" }).Distributions() {
+					held = max(held, d.Result().Max)
+				}
+				b.ReportMetric(float64(held), "sweep-held-max-B")
+			}
+		})
+	}
+}
+
+// boundedHot is the input of BenchmarkBoundedHotKey: n elements over keys
+// keys, a pair every 20 ms of each key's event time.
+func boundedHot(n, keys int64) genSpec {
+	return genSpec{N: n, Keys: keys, Pair: 20, Gap: 5, Value: 16}
+}
+
 // runBounded runs one pipeline once on g's elements, bounded, and reports
-// its metrics as runPipeline does.
-func runBounded(b *testing.B, g genSpec, c pipelineCase) {
+// its metrics as runPipeline does, and returns the pipeline's result.
+func runBounded(b *testing.B, g genSpec, c pipelineCase) beam.PipelineResult {
 	b.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	left, right := beam.ParDo2(s.Scope("generate"), &genBoundedFn{}, beam.Create(s, g))
@@ -91,7 +130,7 @@ func runBounded(b *testing.B, g genSpec, c pipelineCase) {
 	stop := peakLive()
 	cpu0 := cpuTime()
 	start := time.Now()
-	_, err := ptest.RunWithMetrics(p)
+	pr, err := ptest.RunWithMetrics(p)
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0
 	peak := stop()
@@ -107,6 +146,7 @@ func runBounded(b *testing.B, g genSpec, c pipelineCase) {
 	// CPU time (Prism's included: it runs in process) is steadier than
 	// wall time on a busy machine.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(g.N), "cpu-ns/elem")
+	return pr
 }
 
 // cpuTime is the CPU time the process has used, user and system.

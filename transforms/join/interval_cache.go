@@ -44,11 +44,10 @@ func BundleCacheBytes(n int64) Option {
 // live heap the cache held over what it counted): the key's own records
 // (map entry, list element, keyState, buffer: about 320), one buffered
 // entry with its share of the slices' spare capacity and of its value's
-// allocation, and one bucket's directory record.
+// allocation.
 const (
 	cachedKeyBytes = 512
 	entryBytes     = 72
-	bucketBytes    = 96
 )
 
 // cacheBudget is what the bundle caches of one worker process hold
@@ -178,15 +177,11 @@ func (c *keyCache) clear() {
 }
 
 // bytes estimates what the key's state holds in memory: its buffered
-// entries (values included) and the buckets read. It costs a look at each
-// bucket, not at each entry.
+// entries, values included. It costs no look at each entry.
 func (ks *keyState) bytes() int64 {
 	n := cachedKeyBytes + int64(ks.b.Len()+len(ks.dead))*entryBytes + ks.b.ValueBytes()
 	for _, x := range ks.dead {
 		n += int64(len(x.Value))
-	}
-	for _, bk := range ks.buckets {
-		n += bucketBytes + int64(len(bk.value))
 	}
 	return n
 }

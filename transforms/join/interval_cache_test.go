@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -135,57 +134,65 @@ func hotKeyEvents(n int) []hotKeyEvent {
 // bundle the watermark moves to lag behind the latest time seen, and the
 // timers due by then fire, in bundles of their own, earliest first (keys
 // in order on a tie), until none is due; at the end every timer fires. It
-// returns the largest number of time buckets a key had in state at a
+// returns the largest number of runner keys that held state at a
 // bundle's end.
 func (h *harness) play(events []hotKeyEvent, bundle int, lag int64) int {
 	h.t.Helper()
 	var seen int64
-	maxBuckets := 0
+	most := 0
 	for start := 0; start < len(events); start += bundle {
 		h.startBundle()
 		for _, e := range events[start:min(start+bundle, len(events))] {
 			h.element(e.side, e.ms, e.key, e.name)
 			seen = max(seen, e.ms)
-			if err := h.j.cache.check(); err != nil {
+			if err := h.checkCaches(); err != nil {
 				h.t.Fatalf("after %v at %d on %s: %v", e.side, e.ms, e.key, err)
 			}
 		}
 		h.finishBundle()
 		h.fireUpTo(seen - lag)
+		n := 0
 		for _, st := range h.states {
-			maxBuckets = max(maxBuckets, len(st.maps["buckets"]))
+			if len(st.bags) > 0 {
+				n++
+			}
 		}
+		most = max(most, n)
 	}
 	h.fireUpTo(1 << 62)
-	return maxBuckets
+	return most
 }
 
 // fireUpTo fires every timer due at or before wm, as play says.
 func (h *harness) fireUpTo(wm int64) {
 	h.t.Helper()
 	for {
-		type due struct {
-			key string
-			t   timers.TimerMap
-		}
-		var ready []due
-		for key, tp := range h.timers {
-			for _, t := range tp {
-				if t.FireTimestamp.Milliseconds() <= wm {
-					ready = append(ready, due{key, t})
+		var ready []dueTimer
+		if h.split != nil {
+			ready = h.splitDue(wm)
+		} else {
+			for key, tp := range h.timers {
+				for _, t := range tp {
+					if t.FireTimestamp.Milliseconds() <= wm {
+						ready = append(ready, dueTimer{key, t})
+					}
 				}
 			}
+			slices.SortFunc(ready, func(a, b dueTimer) int {
+				return cmp.Or(cmp.Compare(a.t.FireTimestamp, b.t.FireTimestamp), strings.Compare(a.key, b.key))
+			})
 		}
 		if len(ready) == 0 {
 			return
 		}
-		slices.SortFunc(ready, func(a, b due) int {
-			return cmp.Or(cmp.Compare(a.t.FireTimestamp, b.t.FireTimestamp), strings.Compare(a.key, b.key))
-		})
 		h.startBundle()
 		for _, d := range ready {
-			h.fire(d.key, d.t)
-			if err := h.j.cache.check(); err != nil {
+			if h.split != nil {
+				h.fireSplit(d.key, d.t)
+			} else {
+				h.fire(d.key, d.t)
+			}
+			if err := h.checkCaches(); err != nil {
 				h.t.Fatalf("after a firing at %v on %s: %v", d.t.FireTimestamp, d.key, err)
 			}
 		}
@@ -199,13 +206,13 @@ func (h *harness) fireUpTo(wm int64) {
 // differ for one read again after the cache dropped it.
 var sorted = cmpopts.SortSlices(func(a, b string) bool { return a < b })
 
-// TestIntervalBundleCacheHotKeys (issue 9.3): with hot keys in the
-// bucketed layout (HotKeyBuckets) and in the bag layout, under every
-// emission mode and with eviction by MaxBufferedPerKey, a cache bound
+// TestIntervalBundleCacheHotKeys: with hot keys in the default layout and
+// the split layout (SplitKeys), under every emission mode and, in the
+// default layout, with eviction by MaxBufferedPerKey, a cache bound
 // smaller than a hot key alone (the key drops itself), one that holds the
 // hot keys but not every cold one, and the default give the records and
-// late elements of a join without a cache, while the cache stays within
-// its bound and is used (hits) and overflows (misses on keys seen before
+// late elements of a join without a cache, while the caches stay within
+// their bound and are used (hits) and overflow (misses on keys seen before
 // in the bundle).
 func TestIntervalBundleCacheHotKeys(t *testing.T) {
 	events := hotKeyEvents(3000)
@@ -218,39 +225,46 @@ func TestIntervalBundleCacheHotKeys(t *testing.T) {
 		{"left-outer-final", match.Rules{Bounds: match.Between(-time.Second, 2*time.Second), Type: match.LeftOuter, Emit: match.Final}, 0},
 		{"inner-immediate-max", match.Rules{Bounds: match.Between(-time.Second, time.Second), Type: match.Inner, Emit: match.Immediate}, 40},
 	} {
-		for _, bucketAbove := range []int{0, 16} {
-			layout := "bag"
-			if bucketAbove > 0 {
-				layout = "buckets"
+		for _, layout := range []string{"bag", "split"} {
+			if layout == "split" && rc.max > 0 {
+				continue // MaxBufferedPerKey is the default layout's
 			}
 			t.Run(rc.name+"/"+layout, func(t *testing.T) {
-				j := joiner{Rules: rc.rules, CleanupEvery: 100, MaxBuffered: rc.max, BucketAbove: bucketAbove}
-				uncached := newLayoutHarness(t, j, -1)
-				maxBuckets := uncached.play(events, 50, 500)
-				if bucketAbove > 0 && maxBuckets == 0 {
-					t.Fatal("no key moved into time buckets: the test does not exercise HotKeyBuckets")
+				harnessOf := func(bound int64) *harness {
+					if layout == "split" {
+						return newSplitHarness(t, rc.rules, 100*time.Millisecond, 700*time.Millisecond, bound)
+					}
+					return newLayoutHarness(t, joiner{Rules: rc.rules, CleanupEvery: 100, MaxBuffered: rc.max}, bound)
+				}
+				uncached := harnessOf(-1)
+				keys := uncached.play(events, 50, 500)
+				if layout == "split" && keys <= 102 {
+					t.Fatalf("at most %d runner keys held state: the hot keys were not split", keys)
 				}
 				if len(uncached.out) == 0 {
 					t.Fatal("the join without a cache emitted nothing")
 				}
 				for _, bound := range []int64{2 << 10, 32 << 10, 0} {
-					h := newLayoutHarness(t, j, bound)
+					h := harnessOf(bound)
 					h.play(events, 50, 500)
 					if diff := gocmp.Diff(uncached.out, h.out, sorted); diff != "" {
 						t.Errorf("bound %d: records differ from those without a cache (-without +with):\n%s", bound, diff)
 					}
-					if diff := gocmp.Diff(uncached.late, h.late); diff != "" {
+					if diff := gocmp.Diff(uncached.late, h.late, sorted); diff != "" {
 						t.Errorf("bound %d: late elements differ from those without a cache (-without +with):\n%s", bound, diff)
 					}
-					c := h.j.cache
-					if limit := cmp.Or(bound, DefaultBundleCacheBytes); c.peak > limit {
-						t.Errorf("bound %d: the cache peaked at %d bytes", bound, c.peak)
+					var peak, hits, misses int64
+					for _, c := range h.caches() {
+						peak, hits, misses = max(peak, c.peak), hits+c.hits, misses+c.misses
 					}
-					if c.hits == 0 {
+					if limit := cmp.Or(bound, DefaultBundleCacheBytes); peak > limit {
+						t.Errorf("bound %d: the cache peaked at %d bytes", bound, peak)
+					}
+					if hits == 0 {
 						t.Errorf("bound %d: no cache hits", bound)
 					}
-					if overflowed := c.misses > h.loads(); bound > 0 && bound < 32<<10 && !overflowed {
-						t.Errorf("bound %d: %d misses, no more than the %d first loads of a key in a bundle: the bound never dropped a key", bound, c.misses, h.loads())
+					if overflowed := misses > h.loads(); bound > 0 && bound < 32<<10 && !overflowed {
+						t.Errorf("bound %d: %d misses, no more than the %d first loads of a key in a bundle: the bound never dropped a key", bound, misses, h.loads())
 					}
 				}
 			})

@@ -29,7 +29,8 @@ func fateLine(side join.Side, key string, ms int64, o join.Outcome) string {
 }
 
 // TestIntervalFates runs one stream through the interval join of every
-// type and emission mode, streaming and bounded, with TrackFates, and
+// type and emission mode, streaming (in both layouts) and bounded, with
+// TrackFates, and
 // checks each element's fate record on Prism: matched for a pair's
 // elements whatever the emission, unmatched on an outer side and expired
 // on an inner one for the elements without a partner, late for the element
@@ -93,6 +94,11 @@ func TestIntervalFates(t *testing.T) {
 		// 1 s buckets: key a's elements fall in five buckets, and a1, ra1
 		// and late1 each sit in one bucket and probe a neighbour; each
 		// fate must still be decided once, by the element's own bucket.
+		// The split layout in 1 s buckets: each fate decided once, by the
+		// element's own bucket.
+		name = fmt.Sprintf("%v/split-1s-buckets", typ)
+		out = join.Interval[string, string, string](s.Scope(name), left, right, join.Between(0, 2*time.Second), typ, join.EmitRetract, join.SplitKeys(time.Second), join.TrackFates())
+		runs = append(runs, run{name, gather(s, beam.ParDo(s, describeFate, out.Fates)), want(typ, false), inputs})
 		name = fmt.Sprintf("%v/bounded-1s-buckets", typ)
 		out = join.Interval[string, string, string](s.Scope(name), left, right, join.Between(0, 2*time.Second), typ, join.EmitFinal, join.Bounded(), join.BoundedBucket(time.Second), join.TrackFates())
 		runs = append(runs, run{name, gather(s, beam.ParDo(s, describeFate, out.Fates)), want(typ, true), inputs})

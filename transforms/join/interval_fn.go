@@ -1,9 +1,9 @@
 package join
 
 // This file holds the interval join's DoFns: encodeFn, which tags and
-// encodes each side's values, and the stateful DoFn of each state layout,
+// encodes each side's values, and the stateful DoFn of the default layout,
 // whose logic is the joiner's process (an arriving element) and cleanup
-// (a timer firing). The joiner only moves data between state, the timer
+// (a timer firing); the split layout's are in interval_split_fn.go. The joiner only moves data between state, the timer
 // and the matching core, which decides everything.
 
 import (
@@ -24,8 +24,6 @@ func init() {
 	register.Emitter2[beam.X, encoded]()
 	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&intervalFn{})
-	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
-		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&bucketedIntervalFn{})
 	register.Emitter3[beam.EventTime, beam.X, record]()
 	register.Emitter3[beam.EventTime, beam.X, encoded]()
 }
@@ -61,8 +59,8 @@ type record struct {
 	Left, Right         []byte
 }
 
-// intervalDoFn is what the stateful DoFns of both layouts share: the
-// joiner, and the methods that touch no state.
+// intervalDoFn is the default layout's joiner and the methods of its
+// stateful DoFn that touch no state.
 type intervalDoFn struct {
 	Join joiner
 }
@@ -98,29 +96,8 @@ func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTi
 	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, key, firedOf(tc, et), emit)
 }
 
-// bucketedIntervalFn is the interval join's stateful DoFn when hot keys may
-// move their buffers into time buckets (HotKeyBuckets): intervalFn plus a
-// state.Map of buckets. It is a type of its own so that a join without the
-// option declares no map state, which not every runner supports.
-type bucketedIntervalFn struct {
-	intervalDoFn
-	Buffer  state.Bag[[]byte]
-	Buckets state.Map[int64, []byte]
-	Cleanup timers.EventTime
-}
-
-func (f *bucketedIntervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
-}
-
-func (f *bucketedIntervalFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
-	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, buckets: &f.Buckets, cleanup: &f.Cleanup}, w, key, firedOf(tc, et), emit)
-}
-
-// joiner is the interval join's logic, shared by the DoFns of both layouts:
-// its exported fields are the join's configuration, the rest is the
+// joiner is the interval join's logic in the default layout: its exported
+// fields are the join's configuration, the rest is the
 // instance's cache of the keys seen in the current bundle. State access
 // goes through interval_state.go.
 type joiner struct {
@@ -135,10 +112,6 @@ type joiner struct {
 	// holds only its cleanup progress keeps it in state beyond one join
 	// memory (ProgressHorizon); see forgetAt.
 	Horizon int64
-	// BucketAbove and LogLimit place a key's buffer in the bucketed layout
-	// (bucketedIntervalFn only); see layoutOf.
-	BucketAbove, LogLimit int
-
 	// CacheBytes bounds the bundle cache (BundleCacheBytes; 0: the
 	// default).
 	CacheBytes int64
@@ -166,9 +139,6 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	counters.in[side].Inc(ctx, 1)
 	before := ks.timer
 	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
-	if err := j.loadPartners(st, ks, e); err != nil {
-		return err
-	}
 	a := ks.b.Add(j.Rules, e)
 	if a.Late {
 		counters.fate[side][match.Late].Inc(ctx, 1)
@@ -200,30 +170,21 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	}
 
 	counters.buffered.Inc(ctx, 1)
-	ks.inBag++ // until stored elsewhere below
+	ks.inBag++ // appended, or rewritten below
 	switch {
 	case j.MaxBuffered > 0 && ks.len() > j.MaxBuffered:
-		removed, err := j.evict(st, ks, ks.len()-j.MaxBuffered)
-		if err != nil {
-			return err
-		}
-		for _, x := range removed {
+		for _, x := range ks.b.Evict(j.Rules, j.MaxBuffered) {
 			j.remove(ctx, key, x, true, emit)
 		}
 		j.settle(ctx, key, ks, emit)
-		if err := j.store(st, ks, false); err != nil {
-			return err
-		}
-	case j.mustFlush(st, ks):
-		j.settle(ctx, key, ks, emit)
-		if err := j.store(st, ks, true); err != nil {
+		if err := j.store(st, ks); err != nil {
 			return err
 		}
 	case len(ks.dead) >= compactAfter || ks.stale > 0:
 		// The bag holds enough that its cleanup records removed: write
 		// it without them.
 		j.settle(ctx, key, ks, emit)
-		if err := j.store(st, ks, false); err != nil {
+		if err := j.store(st, ks); err != nil {
 			return err
 		}
 	default:
@@ -264,7 +225,7 @@ func single(kind Kind, x match.Entry[[]byte]) record {
 // that holds only progress; a stale firing changes nothing (see firing). A
 // record timer's firing appends a cleanup record (cleanupRecord).
 func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, f fired, emit func(beam.EventTime, beam.X, record)) error {
-	if f.tag == recordTag && j.AppendCleanup && st.buckets == nil {
+	if f.tag == recordTag && j.AppendCleanup {
 		return j.cleanupRecord(ctx, st, w, key, f.at)
 	}
 	ks, err := j.load(ctx, st, w, key)
@@ -288,14 +249,11 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		counters.keysWithState.Inc(ctx, -1)
 		return nil
 	}
-	if err := j.loadExpiring(st, ks, t.fire); err != nil {
-		return err
-	}
 	for _, x := range ks.b.Expire(j.Rules, t.fire) {
 		j.remove(ctx, key, x, false, emit)
 	}
 	j.settle(ctx, key, ks, emit)
-	if err := j.store(st, ks, false); err != nil {
+	if err := j.store(st, ks); err != nil {
 		return err
 	}
 	// The timer that fired is gone; others may still be set (pending).

@@ -8,10 +8,12 @@ package join
 // from a runner.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,19 +27,28 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
-// memState is one key's user state in memory: the bag and map states the
-// join declares. Methods it does not implement panic (nil embedded
+// memState is one key's user state in memory: the bag states the join
+// declares. Methods it does not implement panic (nil embedded
 // interface), so a test notices state the join was not expected to use.
 type memState struct {
 	state.Provider
 	bags  map[string][][]byte
-	maps  map[string]map[int64][]byte
 	calls int // state calls
 	reads int // of which reads
+	// The bytes of state the calls read and wrote, and the largest value
+	// written by one call (benchmarks: what a runner's state backend
+	// would carry).
+	readBytes, writtenBytes, largestWrite int64
+}
+
+// wrote counts a value written.
+func (m *memState) wrote(v []byte) {
+	m.writtenBytes += int64(len(v))
+	m.largestWrite = max(m.largestWrite, int64(len(v)))
 }
 
 func newMemState() *memState {
-	return &memState{bags: map[string][][]byte{}, maps: map[string]map[int64][]byte{}}
+	return &memState{bags: map[string][][]byte{}}
 }
 
 // clone is a deep copy of m's state, its call counts reset: what a
@@ -49,12 +60,6 @@ func (m *memState) clone() *memState {
 			c.bags[id] = append(c.bags[id], slices.Clone(v))
 		}
 	}
-	for id, kv := range m.maps {
-		c.maps[id] = map[int64][]byte{}
-		for k, v := range kv {
-			c.maps[id][k] = slices.Clone(v)
-		}
-	}
 	return c
 }
 
@@ -64,12 +69,14 @@ func (m *memState) ReadBagState(id string) ([]any, []state.Transaction, error) {
 	out := make([]any, 0, len(m.bags[id]))
 	for _, v := range m.bags[id] {
 		out = append(out, v)
+		m.readBytes += int64(len(v))
 	}
 	return out, nil, nil
 }
 
 func (m *memState) WriteBagState(t state.Transaction) error {
 	m.calls++
+	m.wrote(t.Val.([]byte))
 	m.bags[t.Key] = append(m.bags[t.Key], t.Val.([]byte))
 	return nil
 }
@@ -77,37 +84,6 @@ func (m *memState) WriteBagState(t state.Transaction) error {
 func (m *memState) ClearBagState(t state.Transaction) error {
 	m.calls++
 	delete(m.bags, t.Key)
-	return nil
-}
-
-func (m *memState) ReadMapStateValue(id string, key any) (any, []state.Transaction, error) {
-	m.calls++
-	m.reads++
-	v, ok := m.maps[id][key.(int64)]
-	if !ok {
-		return nil, nil, nil
-	}
-	return v, nil, nil
-}
-
-func (m *memState) WriteMapState(t state.Transaction) error {
-	m.calls++
-	if m.maps[t.Key] == nil {
-		m.maps[t.Key] = map[int64][]byte{}
-	}
-	m.maps[t.Key][t.MapKey.(int64)] = t.Val.([]byte)
-	return nil
-}
-
-func (m *memState) ClearMapStateKey(t state.Transaction) error {
-	m.calls++
-	delete(m.maps[t.Key], t.MapKey.(int64))
-	return nil
-}
-
-func (m *memState) ClearMapState(t state.Transaction) error {
-	m.calls++
-	delete(m.maps, t.Key)
 	return nil
 }
 
@@ -126,11 +102,16 @@ func (m memTimers) Set(t timers.TimerMap) {
 
 // harness runs an interval join's DoFn over string keys and values, one
 // memState and memTimers per key, and collects what it emits as strings.
+// In the split layout (newSplitHarness) it runs both stages, a runner key
+// each: "k:" and the key for the first, "b:" and the group key for a
+// bucket; the first stage's pieces reach their buckets at once, in the
+// order it sends them.
 type harness struct {
 	t      testing.TB
 	ctx    context.Context // holds the metrics store
 	fn     harnessFn
 	j      *joiner // fn's
+	split  *splitHarness
 	states map[string]*memState
 	timers map[string]memTimers
 	out    []string
@@ -144,7 +125,13 @@ type harness struct {
 	onFire func(key string, t timers.TimerMap, calls, reads int)
 }
 
-// harnessFn is the stateful DoFn of either layout.
+// splitHarness is the split layout's two DoFns in a harness.
+type splitHarness struct {
+	spread *spreadFn
+	bucket *bucketFn
+}
+
+// harnessFn is the default layout's stateful DoFn.
 type harnessFn interface {
 	StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
 	FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
@@ -161,32 +148,16 @@ func newHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration, cac
 	return newLayoutHarness(t, joiner{Rules: rules, CleanupEvery: cleanupEvery.Milliseconds()}, cacheBytes)
 }
 
-// newLayoutHarness returns a harness for the joiner j, whose Rules,
-// CleanupEvery, MaxBuffered and BucketAbove it takes: the bucketed layout
-// (HotKeyBuckets) if BucketAbove is positive, else the bag layout. Its
-// bundle cache is bounded at cacheBytes (0: the default; negative: no
-// cache).
+// newLayoutHarness returns a harness for the default layout's joiner j,
+// whose Rules, CleanupEvery and MaxBuffered it takes. Its bundle cache is
+// bounded at cacheBytes (0: the default; negative: no cache).
 func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 	t.Helper()
-	_, s := beam.NewPipelineWithRoot()
-	keyCoder, err := coders.KVKey(beam.ParDo(s, keyedByItself, beam.Create(s, "k")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j.Key, j.CacheBytes, j.NoCache, j.LogLimit = keyCoder, max(cacheBytes, 0), cacheBytes < 0, bucketLogLimit
-	ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "join")
-	h := &harness{t: t, ctx: ctx, states: map[string]*memState{}, timers: map[string]memTimers{}}
-	if j.BucketAbove > 0 {
-		fn := &bucketedIntervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
-			Buckets: state.MakeMapState[int64, []byte]("buckets"), Cleanup: timers.InEventTime("cleanup")}
-		h.fn, h.j = fn, &fn.Join
-	} else {
-		j.BucketAbove = 1 << 30
-		j.AppendCleanup = appendable(j.Rules) // tests may turn it off in h.j
-		fn := &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"),
-			Cleanup: timers.InEventTime("cleanup")}
-		h.fn, h.j = fn, &fn.Join
-	}
+	h := newBareHarness(t)
+	j.Key, j.CacheBytes, j.NoCache = h.keyCoder(), max(cacheBytes, 0), cacheBytes < 0
+	j.AppendCleanup = appendable(j.Rules) // tests may turn it off in h.j
+	fn := statefulFn(j)
+	h.fn, h.j = fn, &fn.Join
 	// The harness is a process of its own: its cache's budget is not
 	// the test binary's, which other tests' pipelines use.
 	h.j.cache.budget = new(cacheBudget)
@@ -194,6 +165,75 @@ func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// newSplitHarness returns a harness for the split layout of a join with
+// these rules, cleanup granularity and bucket width (0: the default), its
+// bundle caches bounded at cacheBytes (0: the default; negative: no
+// cache).
+func newSplitHarness(t testing.TB, rules match.Rules, cleanupEvery, width time.Duration, cacheBytes int64) *harness {
+	t.Helper()
+	h := newBareHarness(t)
+	cfg := config{bounds: rules.Bounds, typ: Type(rules.Type), emit: Emit(rules.Emit), lateness: rules.Lateness,
+		cleanupEvery: cleanupEvery, set: setCleanupEvery, horizon: DefaultProgressHorizon, split: true, splitWidth: width,
+		cacheBytes: max(cacheBytes, 0), noCache: cacheBytes < 0}
+	spread, bucket := splitFns(cfg, h.keyCoder())
+	h.split = &splitHarness{spread: spread, bucket: bucket}
+	budget := new(cacheBudget)
+	spread.Spread.cache.budget, bucket.Bucket.cache.budget = budget, budget
+	if err := spread.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bucket.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func newBareHarness(t testing.TB) *harness {
+	ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "join")
+	return &harness{t: t, ctx: ctx, states: map[string]*memState{}, timers: map[string]memTimers{}}
+}
+
+// keyCoder is the coder of the harness's string keys.
+func (h *harness) keyCoder() coders.Element {
+	h.t.Helper()
+	_, s := beam.NewPipelineWithRoot()
+	keyCoder, err := coders.KVKey(beam.ParDo(s, keyedByItself, beam.Create(s, "k")))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return keyCoder
+}
+
+// caches are the bundle caches of the harness's DoFns.
+func (h *harness) caches() []*keyCache {
+	if h.split != nil {
+		return []*keyCache{&h.split.spread.Spread.cache, &h.split.bucket.Bucket.cache}
+	}
+	return []*keyCache{&h.j.cache}
+}
+
+// checkCaches checks every cache's bookkeeping (keyCache.check).
+func (h *harness) checkCaches() error {
+	for _, c := range h.caches() {
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// totals are the state traffic of every runner key together, and the
+// largest value one call wrote.
+func (h *harness) totals() (calls int, readBytes, writtenBytes, largestWrite int64) {
+	for _, st := range h.states {
+		calls += st.calls
+		readBytes += st.readBytes
+		writtenBytes += st.writtenBytes
+		largestWrite = max(largestWrite, st.largestWrite)
+	}
+	return calls, readBytes, writtenBytes, largestWrite
 }
 
 // keyedByItself makes a KV pair, for a PCollection with a string key coder.
@@ -229,17 +269,33 @@ func (h *harness) emitLate(et beam.EventTime, key beam.X, in encoded) {
 
 func (h *harness) startBundle() {
 	h.inBundle = map[string]bool{}
+	if h.split != nil {
+		h.split.spread.StartBundle(nil)
+		h.split.bucket.StartBundle(h.emit, h.emitLate)
+		return
+	}
 	h.fn.StartBundle(h.emit, h.emitLate)
 }
 
 // loads is how many times a bundle saw a key for the first time.
 func (h *harness) loads() int64 { return int64(h.first) }
 
-func (h *harness) finishBundle() { h.fn.FinishBundle(h.emit, h.emitLate) }
+func (h *harness) finishBundle() {
+	if h.split != nil {
+		h.split.spread.FinishBundle(nil)
+		h.split.bucket.FinishBundle(h.emit, h.emitLate)
+		return
+	}
+	h.fn.FinishBundle(h.emit, h.emitLate)
+}
 
 // element processes one element of side at time ms, in the open bundle.
 func (h *harness) element(side Side, ms int64, key, value string) {
 	h.t.Helper()
+	if h.split != nil {
+		h.splitElement(side, ms, key, value)
+		return
+	}
 	sp, tp := h.stores(key)
 	err := h.fn.ProcessElement(h.ctx, window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key,
 		encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate)
@@ -295,4 +351,87 @@ func (h *harness) only(key string) timers.TimerMap {
 		return t
 	}
 	panic("unreachable")
+}
+
+// sentPiece is a piece the split layout's first stage sent.
+type sentPiece struct {
+	at    beam.EventTime
+	group []byte
+	p     piece
+}
+
+// splitElement runs an element through the split layout's first stage
+// and its pieces through their buckets.
+func (h *harness) splitElement(side Side, ms int64, key, value string) {
+	h.t.Helper()
+	sp, tp := h.stores("k:" + key)
+	var sent []sentPiece
+	err := h.split.spread.ProcessElement(h.ctx, beam.EventTime(ms), sp, tp, key, encoded{Side: uint8(side), Value: []byte(value)},
+		func(at beam.EventTime, g []byte, p piece) { sent = append(sent, sentPiece{at, g, p}) })
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, x := range sent {
+		sp, tp := h.stores("b:" + string(x.group))
+		if err := h.split.bucket.ProcessElement(h.ctx, x.at, sp, tp, x.group, x.p, h.emit, h.emitLate); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// fireSplit delivers a firing of timer t of runner key rk (see harness),
+// in the open bundle.
+func (h *harness) fireSplit(rk string, t timers.TimerMap) {
+	h.t.Helper()
+	sp, tp := h.stores(rk)
+	if tp[t.Tag] == t {
+		delete(tp, t.Tag)
+	}
+	tc := timers.Context{Family: t.Family, Tag: t.Tag}
+	var err error
+	if key, ok := strings.CutPrefix(rk, "k:"); ok {
+		err = h.split.spread.OnTimer(h.ctx, beam.EventTime(t.HoldTimestamp), sp, tp, key, tc,
+			func(beam.EventTime, []byte, piece) { h.t.Fatal("a tick sent a piece") })
+	} else {
+		err = h.split.bucket.OnTimer(h.ctx, beam.EventTime(t.HoldTimestamp), sp, tp, []byte(strings.TrimPrefix(rk, "b:")), tc, h.emit, h.emitLate)
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// splitDue returns the split layout's timers due at input watermark wm,
+// earliest first: the first stage's at wm, the buckets' at the first
+// stage's output watermark (wm held back by its timers' holds).
+func (h *harness) splitDue(wm int64) []dueTimer {
+	out := wm
+	for rk, tp := range h.timers {
+		if strings.HasPrefix(rk, "k:") {
+			for _, t := range tp {
+				out = min(out, t.HoldTimestamp.Milliseconds())
+			}
+		}
+	}
+	var due []dueTimer
+	for rk, tp := range h.timers {
+		limit := wm
+		if strings.HasPrefix(rk, "b:") {
+			limit = out
+		}
+		for _, t := range tp {
+			if t.FireTimestamp.Milliseconds() <= limit {
+				due = append(due, dueTimer{rk, t})
+			}
+		}
+	}
+	slices.SortFunc(due, func(a, b dueTimer) int {
+		return cmp.Or(cmp.Compare(a.t.FireTimestamp, b.t.FireTimestamp), strings.Compare(a.key, b.key))
+	})
+	return due
+}
+
+// dueTimer is a timer due to fire, of a runner key.
+type dueTimer struct {
+	key string
+	t   timers.TimerMap
 }

@@ -97,7 +97,7 @@ func (j *joiner) timerFor(ks *keyState) timer {
 				}
 			}
 		}
-		t.record = j.AppendCleanup && t.hold == noHold && len(ks.buckets) == 0 && j.latestExpiry(ks) <= t.fire
+		t.record = j.AppendCleanup && t.hold == noHold && j.latestExpiry(ks) <= t.fire
 		return t
 	}
 	if p := ks.b.Progress; p != match.NoProgress {
@@ -112,9 +112,17 @@ func (j *joiner) timerFor(ks *keyState) timer {
 // It is a function of the key's state alone, so every worker forgets the
 // key at the same event time.
 func (j *joiner) forgetAt(p int64) int64 {
-	lo, hi := j.Rules.Bounds.Millis()
-	memory := max(hi, 0) + max(-lo, 0) + j.Rules.Lateness.Milliseconds() + 1
-	return roundUp(p+memory+j.Horizon, j.CleanupEvery)
+	return forgetTime(j.Rules, p, j.Horizon, j.CleanupEvery)
+}
+
+// forgetTime is when a key of a join under rules r that holds only its
+// progress p is forgotten: one join memory (the span, the allowed lateness
+// and a millisecond) and the progress horizon after p, rounded up to every
+// (CleanupEvery).
+func forgetTime(r match.Rules, p, horizon, every int64) int64 {
+	lo, hi := r.Bounds.Millis()
+	memory := max(hi, 0) + max(-lo, 0) + r.Lateness.Milliseconds() + 1
+	return roundUp(p+memory+horizon, every)
 }
 
 // latestExpiry is the latest expiry among the elements in ks.b.
@@ -152,15 +160,21 @@ func (j *joiner) moveTimer(st stores, before, after timer) {
 // that stand for after: it clears each tag after does not use and sets each
 // timer that is not already set as after needs it.
 func (j *joiner) moveArmed(st stores, before []armed, after timer) {
-	want := j.armedOf(after)
+	setArmed(st.cleanup, st.tp, before, j.armedOf(after))
+}
+
+// setArmed moves a timer family's runner timers from those set (before)
+// to those wanted: it clears each tag want does not use and sets each
+// timer of want that is not already set.
+func setArmed(family *timers.EventTime, tp timers.Provider, before, want []armed) {
 	for _, b := range before {
 		if !slices.ContainsFunc(want, func(a armed) bool { return a.tag == b.tag }) {
-			st.cleanup.ClearTag(st.tp, b.tag)
+			family.ClearTag(tp, b.tag)
 		}
 	}
 	for _, a := range want {
 		if !slices.Contains(before, a) {
-			st.cleanup.Set(st.tp, time.UnixMilli(a.fire), timers.WithOutputTimestamp(time.UnixMilli(a.hold)), timers.WithTag(a.tag))
+			family.Set(tp, time.UnixMilli(a.fire), timers.WithOutputTimestamp(time.UnixMilli(a.hold)), timers.WithTag(a.tag))
 		}
 	}
 }

@@ -1,18 +1,20 @@
 package join
 
-// This file exposes the interval join's real stateful DoFn to the
+// This file exposes the interval join's real stateful DoFns to the
 // runner-model harness (model_harness_test.go, package join_test) over the
 // in-memory state and timer backend of interval_harness_test.go: a worker
-// process, DoFn instances built as Interval builds them (newJoiner,
-// statefulFn), one key's committed state that a bundle copies and commits
-// or discards, and the records the DoFn emits, as Result and LateElement
-// values. It holds no join logic: every verdict is the DoFn's.
+// process, DoFn instances built as Interval builds them (newJoiner and
+// statefulFn, or splitFns for the split layout), one runner key's
+// committed state that a bundle copies and commits or discards, and what
+// the DoFns emit: records as Result and LateElement values, and the split
+// layout's pieces. It holds no join logic: every verdict is the DoFns'.
 
 import (
 	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -47,10 +49,11 @@ var modelKeyCoder = sync.OnceValues(func() (coders.Element, error) {
 // ModelInstance is one instance of the interval join's stateful DoFn, of
 // a join over string keys and values, in a ModelProcess.
 type ModelInstance struct {
-	proc *ModelProcess
-	fn   harnessFn
-	j    *joiner
-	ctx  context.Context
+	proc  *ModelProcess
+	fn    harnessFn
+	j     *joiner
+	split *splitHarness // the split layout's DoFns, or nil
+	ctx   context.Context
 
 	records []Result[string, string, string]
 	late    []LateElement[string, string, string]
@@ -67,14 +70,18 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, bucketed := newJoiner(cfg, key)
 	in := &ModelInstance{proc: p, ctx: metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "model"), "join")}
-	switch fn := statefulFn(j, bucketed).(type) {
-	case *intervalFn:
-		in.fn, in.j = fn, &fn.Join
-	case *bucketedIntervalFn:
-		in.fn, in.j = fn, &fn.Join
+	if cfg.split {
+		spread, bucket := splitFns(cfg, key)
+		in.split = &splitHarness{spread: spread, bucket: bucket}
+		spread.Spread.cache.budget, bucket.Bucket.cache.budget = &p.caches, &p.caches
+		if err := spread.Setup(); err != nil {
+			return nil, err
+		}
+		return in, bucket.Setup()
 	}
+	fn := statefulFn(newJoiner(cfg, key))
+	in.fn, in.j = fn, &fn.Join
 	in.j.cache.budget = &p.caches
 	if err := in.j.Key.Setup(); err != nil {
 		return nil, err
@@ -83,33 +90,108 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 }
 
 // StartBundle starts a bundle on the instance.
-func (in *ModelInstance) StartBundle() { in.fn.StartBundle(in.emit, in.emitLate) }
+func (in *ModelInstance) StartBundle() {
+	if in.split != nil {
+		in.split.spread.StartBundle(nil)
+		in.split.bucket.StartBundle(in.emit, in.emitLate)
+		return
+	}
+	in.fn.StartBundle(in.emit, in.emitLate)
+}
 
 // FinishBundle finishes the instance's bundle.
-func (in *ModelInstance) FinishBundle() { in.fn.FinishBundle(in.emit, in.emitLate) }
+func (in *ModelInstance) FinishBundle() {
+	if in.split != nil {
+		in.split.spread.FinishBundle(nil)
+		in.split.bucket.FinishBundle(in.emit, in.emitLate)
+		return
+	}
+	in.fn.FinishBundle(in.emit, in.emitLate)
+}
 
-// CacheBytes is what the instance's bundle cache holds now, by its own
+// CacheBytes is what the instance's bundle caches hold now, by their own
 // estimate.
-func (in *ModelInstance) CacheBytes() int64 { return in.j.cache.used }
+func (in *ModelInstance) CacheBytes() int64 {
+	if in.split != nil {
+		return in.split.spread.Spread.cache.used + in.split.bucket.Bucket.cache.used
+	}
+	return in.j.cache.used
+}
+
+// ModelPiece is a piece the split layout's first stage sent: the runner
+// key of its bucket (BucketPrefix and the group key), its timestamp, the
+// join's key (the harness sets it) and the piece.
+type ModelPiece struct {
+	Key string
+	At  int64
+	Of  string
+	p   piece
+}
+
+// BucketPrefix starts the runner key of a split layout's bucket, as
+// ModelPiece.Key has it; the first stage's runner keys are the join's
+// keys.
+const BucketPrefix = "b:"
+
+// Value is the piece's element's value.
+func (pc ModelPiece) Value() string { return string(pc.p.Value) }
+
+// Time is the piece's element's event time.
+func (pc ModelPiece) Time() int64 { return pc.p.Time }
+
+// String names the piece for a failure message.
+func (pc ModelPiece) String() string {
+	return fmt.Sprintf("piece %v %s@%d late=%v at %d", Side(pc.p.Side), pc.p.Value, pc.p.Time, pc.p.Late, pc.At)
+}
 
 // Element processes one element of side at time ms for key, whose state
-// is ks, and returns what the DoFn emitted.
-func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms int64, value string) ([]Result[string, string, string], []LateElement[string, string, string], error) {
+// is ks, and returns what the DoFn emitted: records and late elements,
+// or in the split layout (whose first stage it runs) pieces.
+func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms int64, value string) ([]Result[string, string, string], []LateElement[string, string, string], []ModelPiece, error) {
 	in.records, in.late = nil, nil
-	err := in.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.tm, key,
-		encoded{Side: uint8(side), Value: []byte(value)}, in.emit, in.emitLate)
+	e := encoded{Side: uint8(side), Value: []byte(value)}
+	if in.split != nil {
+		var sent []ModelPiece
+		err := in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.tm, key, e, func(at beam.EventTime, g []byte, p piece) {
+			sent = append(sent, ModelPiece{Key: BucketPrefix + string(g), At: at.Milliseconds(), p: p})
+		})
+		return nil, nil, sent, err
+	}
+	err := in.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.tm, key, e, in.emit, in.emitLate)
+	return in.records, in.late, nil, err
+}
+
+// Piece processes a piece in its bucket, whose state is ks, and returns
+// what the split layout's second stage emitted.
+func (in *ModelInstance) Piece(ks *ModelKeyState, pc ModelPiece) ([]Result[string, string, string], []LateElement[string, string, string], error) {
+	in.records, in.late = nil, nil
+	group := []byte(strings.TrimPrefix(pc.Key, BucketPrefix))
+	err := in.split.bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.tm, group, pc.p, in.emit, in.emitLate)
 	return in.records, in.late, err
 }
 
-// Fire delivers the firing of t, one of the key's timers (ks.Timers), as
-// a runner does: the timer is consumed, OnTimer's event time is its hold.
+// Fire delivers the firing of t, one of the runner key's timers
+// (ks.Timers), as a runner does: the timer is consumed, OnTimer's event
+// time is its hold.
 func (in *ModelInstance) Fire(ks *ModelKeyState, key string, t ModelTimer) ([]Result[string, string, string], error) {
 	in.records, in.late = nil, nil
 	if ks.tm[t.Tag] == t.set {
 		delete(ks.tm, t.Tag)
 	}
-	err := in.fn.OnTimer(in.ctx, window.GlobalWindow{}, beam.EventTime(t.Hold), ks.st, ks.tm, key,
-		timers.Context{Family: t.set.Family, Tag: t.Tag}, in.emit, in.emitLate)
+	tc := timers.Context{Family: t.set.Family, Tag: t.Tag}
+	var err error
+	switch group, bucket := strings.CutPrefix(key, BucketPrefix); {
+	case in.split == nil:
+		err = in.fn.OnTimer(in.ctx, window.GlobalWindow{}, beam.EventTime(t.Hold), ks.st, ks.tm, key, tc, in.emit, in.emitLate)
+	case bucket:
+		err = in.split.bucket.OnTimer(in.ctx, beam.EventTime(t.Hold), ks.st, ks.tm, []byte(group), tc, in.emit, in.emitLate)
+	default:
+		sent := 0
+		err = in.split.spread.OnTimer(in.ctx, beam.EventTime(t.Hold), ks.st, ks.tm, key, tc, func(beam.EventTime, []byte, piece) { sent++ })
+		if err == nil && sent > 0 {
+			err = fmt.Errorf("a tick sent %d pieces", sent)
+		}
+	}
 	if len(in.late) > 0 {
 		return nil, fmt.Errorf("a timer firing emitted %d late elements", len(in.late))
 	}
@@ -157,7 +239,7 @@ func (ks *ModelKeyState) Clone() *ModelKeyState {
 
 // Empty reports whether the key holds no state and no timer.
 func (ks *ModelKeyState) Empty() bool {
-	return len(ks.tm) == 0 && len(ks.st.bags) == 0 && len(ks.st.maps) == 0
+	return len(ks.tm) == 0 && len(ks.st.bags) == 0
 }
 
 // ModelTimer is one set timer of a key: its tag, firing time and output

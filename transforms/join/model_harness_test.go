@@ -23,6 +23,15 @@ package join_test
 //     of an element within the join's allowed lateness checked against
 //     what a downstream windowed GroupByKey would drop;
 //   - the bytes the bundle caches of one process hold together.
+// Half the runs (odd schedule seeds, cases without a size cap) use the
+// split layout (SplitKeys): its first stage's pieces wait in a queue per
+// bucket, in the order the first stage sent them, until a bundle of the
+// second stage takes them (any number of them, any time); a bucket's
+// input watermark is the first stage's output watermark held back by the
+// pieces waiting for it, as on runners that let no watermark pass data
+// pending at a stage (see docs/design/interval.md for what a runner that
+// did could do), and a key's first stage forgets its progress only once
+// its buckets have caught up (forgetWaits).
 // A run is a function of its case seed and schedule seed, and a failure
 // names both.
 
@@ -62,11 +71,13 @@ type modelSchedule struct {
 	Horizon    int64   // the join's ProgressHorizon, ms; 0: the default (an hour, longer than any case)
 }
 
-// A step of a bundle: an element of a key, or (elem nil) the firing of the
-// key's timers that the input watermark has passed.
+// A step of a bundle: an element of a key, a piece of the split layout
+// for a bucket, or (both nil) the firing of the runner key's timers that
+// its input watermark has passed.
 type mStep struct {
-	key  string
-	elem *oElem
+	key   string
+	elem  *oElem
+	piece *join.ModelPiece
 }
 
 type mBundle struct {
@@ -80,6 +91,8 @@ type mBundle struct {
 	arr    []oArrival
 	behind map[string]bool // values processed behind the input watermark
 	got    dGot
+	sent   []join.ModelPiece // pieces the split layout's first stage sent
+	taken  []join.ModelPiece // pieces its second stage processed
 }
 
 type mProc struct {
@@ -108,6 +121,12 @@ type modelRun struct {
 	outLate  int64 // the allowed lateness the join's Records carry, ms
 	budget   int64 // the cache bound the process's caches must keep together
 	peak     int64 // the most a process's caches held together
+	// The split layout's: the pieces waiting for their buckets, in the
+	// order sent, and the elements by value.
+	split     bool
+	queue     map[string][]join.ModelPiece
+	byVal     map[string]oElem
+	bucketsOf map[string]map[string]bool // a key's buckets' runner keys
 }
 
 const modelInfinity = int64(1) << 62
@@ -121,8 +140,16 @@ func runModel(c dCase, sc modelSchedule, seed uint64) *modelRun {
 		place: map[string]int{}, state: map[string]*join.ModelKeyState{}, keyWM: map[string]int64{},
 		inputWM: noWatermark, behind: map[string]bool{}, lateness: c.Spec.Lateness}
 	r.opts = joinOptions(c.Spec, "bag")
-	if c.Spec.Buckets > 0 && seed%2 == 1 {
-		r.opts = joinOptions(c.Spec, "buckets")
+	if seed%2 == 1 && c.Spec.MaxBuffered == 0 {
+		r.opts, r.split = joinOptions(c.Spec, "split"), true
+		c.Spec.Grid = true // the oracle cleans up as the split layout does
+		r.c = c
+	}
+	r.queue, r.byVal, r.bucketsOf = map[string][]join.ModelPiece{}, map[string]oElem{}, map[string]map[string]bool{}
+	for _, st := range c.Script {
+		if st.Elem != nil {
+			r.byVal[st.Elem.Val] = *st.Elem
+		}
 	}
 	if sc.Horizon > 0 {
 		r.opts = append(r.opts, join.ProgressHorizon(time.Duration(sc.Horizon)*time.Millisecond))
@@ -161,6 +188,14 @@ func (r *modelRun) newProcess() int {
 	r.nextProc++
 	r.procs = append(r.procs, &mProc{p: join.NewModelProcess(fmt.Sprintf("process-%d-%d", r.seed, r.nextProc))})
 	return len(r.procs) - 1
+}
+
+// trace writes a step of the run when BEAMJOIN_MODEL_TRACE is set, to
+// see a failing run replayed.
+func (r *modelRun) trace(format string, args ...any) {
+	if os.Getenv("BEAMJOIN_MODEL_TRACE") != "" {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+	}
 }
 
 func (r *modelRun) bad(format string, args ...any) {
@@ -203,6 +238,9 @@ func (r *modelRun) play() {
 			steps = append(steps, mStep{key: now[i].Key, elem: &now[i]})
 		}
 		r.run(steps)
+		if r.rng.IntN(2) == 0 {
+			r.deliver(false)
+		}
 	}
 	for _, st := range r.c.Script {
 		if st.Elem != nil {
@@ -218,11 +256,13 @@ func (r *modelRun) play() {
 		flush(st.Watermark, false)
 		r.inputWM = st.Watermark
 		r.fireSome(false)
+		r.deliver(false)
 	}
 	flush(modelInfinity, true)
 	r.inputWM = modelInfinity
-	for range 100 {
-		if !r.fireSome(true) {
+	for range 1000 {
+		delivered := r.deliver(true)
+		if !r.fireSome(true) && !delivered {
 			break
 		}
 	}
@@ -238,8 +278,102 @@ func (r *modelRun) play() {
 func (r *modelRun) fireSome(all bool) bool {
 	var steps []mStep
 	for _, k := range slices.Sorted(mapKeys(r.state)) {
-		if ts := r.state[k].Timers(); len(ts) > 0 && ts[0].Fire <= r.inputWM && (all || r.rng.IntN(2) == 0) {
+		if ts := r.state[k].Timers(); len(ts) > 0 && ts[0].Fire <= r.timerLimit(k) && (all || r.rng.IntN(2) == 0) {
 			steps = append(steps, mStep{key: k})
+		}
+	}
+	r.run(steps)
+	return len(steps) > 0
+}
+
+// bucketKey reports whether runner key k is a bucket of the split layout.
+func bucketKey(k string) bool { return strings.HasPrefix(k, join.BucketPrefix) }
+
+// inputOf is the input watermark of runner key k's stage: the input's, or
+// for a bucket of the split layout, its first stage's output watermark
+// held back by every piece still waiting for that bucket.
+func (r *modelRun) inputOf(k string) int64 {
+	if !bucketKey(k) {
+		return r.inputWM
+	}
+	w := r.firstStageOutput()
+	for _, pc := range r.queue[k] {
+		w = min(w, pc.At)
+	}
+	return w
+}
+
+// timerLimit is how far runner key k's timers may fire now: its stage's
+// input watermark (inputOf), but not past a forgetting that waits
+// (forgetWaits).
+func (r *modelRun) timerLimit(k string) int64 {
+	limit := r.inputOf(k)
+	if ks := r.state[k]; ks != nil {
+		if ts := ks.Timers(); len(ts) > 0 && r.forgetWaits(k, ts[0], nil) {
+			limit = min(limit, ts[0].Fire-1)
+		}
+	}
+	return limit
+}
+
+// forgetWaits reports whether t, a timer of runner key k, is the split
+// layout's first stage forgetting k's progress (the timer that holds
+// nothing, tagged "") while k's buckets have not caught up (hold state, or
+// pieces wait for them, in the harness's queues or in bundle b). The split layout assumes that a key's buckets
+// never lag its first stage by the progress horizon
+// (docs/design/interval.md), which the harness's schedules with a horizon
+// of a millisecond would break at once; so the forgetting waits.
+func (r *modelRun) forgetWaits(k string, t join.ModelTimer, b *mBundle) bool {
+	if !r.split || bucketKey(k) || t.Tag != "" {
+		return false
+	}
+	if b != nil {
+		for _, pc := range b.sent {
+			if pc.Of == k {
+				return true // sent in this bundle, not yet taken
+			}
+		}
+	}
+	for bk := range r.bucketsOf[k] {
+		ks := r.state[bk]
+		if b != nil && b.work[bk] != nil {
+			ks = b.work[bk]
+		}
+		if len(r.queue[bk]) > 0 || (ks != nil && !ks.Empty()) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstStageOutput is the split layout's first stage's output watermark:
+// the input watermark held back by its committed timers' holds.
+func (r *modelRun) firstStageOutput() int64 {
+	w := r.inputWM
+	for key, ks := range r.state {
+		if !bucketKey(key) {
+			for _, t := range ks.Timers() {
+				w = min(w, t.Hold)
+			}
+		}
+	}
+	return w
+}
+
+// deliver runs bundles of the split layout's second stage over the pieces
+// waiting for some buckets (all: every bucket's), each bucket's in the
+// order sent, and reports whether any was waiting.
+func (r *modelRun) deliver(all bool) bool {
+	var steps []mStep
+	for _, k := range slices.Sorted(mapKeys(r.queue)) {
+		if q := r.queue[k]; len(q) > 0 && (all || r.rng.IntN(2) == 0) {
+			n := len(q)
+			if !all {
+				n = 1 + r.rng.IntN(len(q))
+			}
+			for i := range n {
+				steps = append(steps, mStep{key: k, piece: &q[i]})
+			}
 		}
 	}
 	r.run(steps)
@@ -377,6 +511,20 @@ func (r *modelRun) commit(b *mBundle) {
 		a.Index = len(r.arr)
 		r.arr = append(r.arr, a)
 	}
+	for _, pc := range b.sent {
+		r.queue[pc.Key] = append(r.queue[pc.Key], pc)
+		if r.bucketsOf[pc.Of] == nil {
+			r.bucketsOf[pc.Of] = map[string]bool{}
+		}
+		r.bucketsOf[pc.Of][pc.Key] = true
+	}
+	for _, pc := range b.taken {
+		if q := r.queue[pc.Key]; len(q) == 0 || q[0].String() != pc.String() {
+			r.bad("bucket %q processed %v out of the order sent", pc.Key, pc)
+		} else if r.queue[pc.Key] = q[1:]; len(q) == 1 {
+			delete(r.queue, pc.Key)
+		}
+	}
 	for v := range b.behind {
 		r.behind[v] = true
 	}
@@ -385,12 +533,18 @@ func (r *modelRun) commit(b *mBundle) {
 }
 
 // outputWatermark is the join's output watermark now: the input
-// watermark, held back by every committed timer's hold.
+// watermark, held back by every committed timer's hold and, in the split
+// layout, every piece still waiting.
 func (r *modelRun) outputWatermark() int64 {
 	w := r.inputWM
 	for _, ks := range r.state {
 		for _, t := range ks.Timers() {
 			w = min(w, t.Hold)
+		}
+	}
+	for _, q := range r.queue {
+		for _, pc := range q {
+			w = min(w, pc.At)
 		}
 	}
 	return w
@@ -412,8 +566,8 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 			last = noWatermark
 		}
 	}
-	cut := r.inputWM
-	if st.elem != nil && r.rng.IntN(2) == 0 {
+	cut := r.timerLimit(st.key)
+	if (st.elem != nil || st.piece != nil) && r.rng.IntN(2) == 0 {
 		cut = max(last, noWatermark) // the key's timers wait for after the element
 	}
 	for range 1000 {
@@ -421,6 +575,11 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 		if len(ts) == 0 || ts[0].Fire > cut {
 			break
 		}
+		if r.forgetWaits(st.key, ts[0], b) {
+			cut = min(cut, ts[0].Fire-1)
+			break
+		}
+		r.trace("fire key %q timer %+v", st.key, ts[0])
 		recs, err := b.inst.Fire(ks, st.key, ts[0])
 		if err != nil {
 			r.bad("firing %+v of key %s: %v", ts[0], st.key, err)
@@ -429,6 +588,26 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 		r.checkRecords(b, recs, nil)
 	}
 	b.keyWM[st.key] = max(last, cut)
+	r.trace("step key %q cut %d elem %v piece %v", st.key, cut, st.elem, st.piece)
+	if st.piece != nil {
+		recs, late, err := b.inst.Piece(ks, *st.piece)
+		if err != nil {
+			r.bad("processing %v: %v", *st.piece, err)
+			return
+		}
+		b.taken = append(b.taken, *st.piece)
+		var arriving *oElem
+		for _, rec := range recs {
+			for _, v := range []*string{rec.Left, rec.Right} {
+				if e, ok := r.byVal[deref(v)]; ok && arriving == nil && v != nil && pieceOf(*st.piece, e) {
+					arriving = &e
+				}
+			}
+		}
+		r.checkRecords(b, recs, arriving)
+		b.got.Late = append(b.got.Late, late...)
+		return
+	}
 	if st.elem == nil {
 		return
 	}
@@ -437,10 +616,14 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 	if e.Side == oRight {
 		side = join.Right
 	}
-	recs, late, err := b.inst.Element(ks, e.Key, side, e.Time, e.Val)
+	recs, late, sent, err := b.inst.Element(ks, e.Key, side, e.Time, e.Val)
 	if err != nil {
 		r.bad("processing %v: %v", e, err)
 		return
+	}
+	for _, pc := range sent {
+		pc.Of = e.Key
+		b.sent = append(b.sent, pc)
 	}
 	b.arr = append(b.arr, oArrival{Elem: e, Watermark: b.keyWM[st.key]})
 	if e.Time < r.inputWM {
@@ -461,6 +644,7 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 func (r *modelRun) checkRecords(b *mBundle, recs []join.Result[string, string, string], arriving *oElem) {
 	out := r.outputWatermark()
 	for _, rec := range recs {
+		r.trace("  %v %s", rec.Kind, recString(rec))
 		b.got.Results = append(b.got.Results, rec)
 		t := rec.Time.UnixMilli()
 		lateIn := false
@@ -481,6 +665,16 @@ func (r *modelRun) checkRecords(b *mBundle, recs []join.Result[string, string, s
 		}
 	}
 }
+
+func deref(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return *v
+}
+
+// pieceOf reports whether pc is a piece of element e.
+func pieceOf(pc join.ModelPiece, e oElem) bool { return pc.Value() == e.Val && pc.Time() == e.Time }
 
 func recString(rec join.Result[string, string, string]) string {
 	side := func(v *string, t time.Time) string {

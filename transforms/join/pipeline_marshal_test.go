@@ -38,8 +38,8 @@ func marshalPipeline(t *testing.T, build func(s beam.Scope)) []byte {
 	slices.Sort(pb.RootTransformIds)
 	// graphx encodes each ParDoPayload with proto.Marshal (protox.MustEncode,
 	// core/runtime/graphx/translate.go), which writes a map in Go map order:
-	// a DoFn with two state specs (HotKeyBuckets' buffer and buckets) gets
-	// its StateSpecs in either order. Re-encode the payloads
+	// a DoFn with two state specs gets its StateSpecs in either order (the
+	// interval join's map-state layout had one). Re-encode the payloads
 	// deterministically, as for the roots; that order is the SDK's, and
 	// says nothing about the pipeline.
 	for _, tr := range pb.GetComponents().GetTransforms() {
@@ -86,7 +86,7 @@ func TestPipelineMarshalsIdentically(t *testing.T) {
 		}},
 		{"interval_windowed_hot_keys", func(s beam.Scope) {
 			in := keyed(s, true)
-			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.LeftOuter, join.EmitFinal, join.HotKeyBuckets(8))
+			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.LeftOuter, join.EmitFinal, join.SplitKeys(0))
 		}},
 		{"interval_bounded", func(s beam.Scope) {
 			in := keyed(s, false)

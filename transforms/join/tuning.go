@@ -38,14 +38,14 @@ func (c config) cleanupMillis() int64 {
 	return max((max(hi, 0)+max(-lo, 0)+2*c.lateness.Milliseconds())/4, 1)
 }
 
-// HotKeyBuckets lets the interval join move the buffer of a key that holds
-// more than n elements out of its bag and into time buckets of a
-// state.Map, so that an arrival reads the few buckets its partners can be
-// in rather than the key's whole buffer (see the package documentation's
-// section on state). It declares map state, which Prism supports but not
-// every runner does.
+// HotKeyBuckets makes the interval join keep each key's buffer in time
+// buckets, as SplitKeys(0) does; n, once the number of elements above
+// which a key moved into buckets, is ignored (it must not be negative).
+//
+// Deprecated: use SplitKeys, which every key takes, on bag state alone
+// (HotKeyBuckets used map state, which not every runner supports).
 func HotKeyBuckets(n int) Option {
-	return optionFunc(func(c *config) { c.bucketAbove = n; c.set |= setHotKeyBuckets })
+	return optionFunc(func(c *config) { c.split, c.hotKeyBuckets = true, n; c.set |= setHotKeyBuckets })
 }
 
 // BoundedBucket sets the width of the time buckets in which the bounded
@@ -96,19 +96,6 @@ const DefaultProgressHorizon = time.Hour
 // one join memory after its data is gone.
 func ProgressHorizon(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.horizon = d; c.set |= setProgressHorizon })
-}
-
-// layout forces the interval join's state layout, for tests and benchmarks
-// (export_test.go): bucketed or not, whatever HotKeyBuckets says, with the
-// thresholds of the bucketed layout.
-type layout struct {
-	bucketed              bool
-	bucketAbove, logLimit int
-}
-
-// withLayout forces the interval join's state layout.
-func withLayout(l layout) Option {
-	return optionFunc(func(c *config) { c.layout = &l; c.set |= setTestOnly })
 }
 
 // withoutBundleCache turns the interval join's per-bundle cache of key

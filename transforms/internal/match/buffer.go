@@ -92,6 +92,17 @@ func (b *Buffer[V]) Oldest(s Side) (int64, bool) {
 	return b.sides[s][0].Time, true
 }
 
+// OldestFrom returns the earliest time buffered on side s that is at or
+// after from.
+func (b *Buffer[V]) OldestFrom(s Side, from int64) (int64, bool) {
+	side := b.sides[s]
+	i := sort.Search(len(side), func(k int) bool { return side[k].Time >= from })
+	if i == len(side) {
+		return 0, false
+	}
+	return side[i].Time, true
+}
+
 // Newest returns the latest time buffered on side s.
 func (b *Buffer[V]) Newest(s Side) (int64, bool) {
 	if n := len(b.sides[s]); n > 0 {

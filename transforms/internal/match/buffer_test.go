@@ -198,3 +198,22 @@ func TestBufferValueBytes(t *testing.T) {
 		t.Errorf("int values: ValueBytes() = %d, want 0", got)
 	}
 }
+
+// TestBufferOldestFrom finds the earliest time of a side at or after a
+// time, as the split layout's bucket finds its own oldest element.
+func TestBufferOldestFrom(t *testing.T) {
+	b := Restore([]e{left(5, "a"), left(10, "b"), left(10, "c"), right(7, "x")}, NoProgress)
+	for _, tc := range []struct {
+		side Side
+		from int64
+		want int64
+		ok   bool
+	}{
+		{Left, 0, 5, true}, {Left, 5, 5, true}, {Left, 6, 10, true}, {Left, 11, 0, false},
+		{Right, 7, 7, true}, {Right, 8, 0, false},
+	} {
+		if got, ok := b.OldestFrom(tc.side, tc.from); got != tc.want || ok != tc.ok {
+			t.Errorf("OldestFrom(%v, %d) = %d, %v; want %d, %v", tc.side, tc.from, got, ok, tc.want, tc.ok)
+		}
+	}
+}

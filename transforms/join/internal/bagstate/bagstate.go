@@ -1,17 +1,21 @@
 // Package bagstate is the interval join's state format: how a key's
-// buffer is laid out in the bytes of its bag state and, in the bucketed
-// layout (join.HotKeyBuckets), of its map state.
+// buffer is laid out in the bytes of its bag state.
 //
 // A bag element holds one chunk: a run of buffered entries (side, event
 // time, matched flag, value encoded with the input's own Beam coder),
-// optionally the key's cleanup progress and, in the bucketed layout, a
-// directory of the time buckets kept in map state, whose values are chunks
-// of entries too. Arrivals append a one-entry chunk (AppendEntry); cleanup
-// rewrites the bag as one chunk (EncodeState), or appends a cleanup record
-// (AppendCleanup) that says the entries before it were cleaned up at a
-// time, without rewriting them. Keeping many entries per bag element is
-// what lets a rewrite cost one state append instead of one per surviving
-// element.
+// optionally the key's cleanup progress and cleanup records. Arrivals
+// append a one-entry chunk (AppendEntry); cleanup rewrites the bag as one
+// chunk (EncodeState), or as several of bounded size (EncodeChunks), or
+// appends a cleanup record (AppendCleanup) that says the entries before it
+// were cleaned up at a time, without rewriting them. Keeping many entries
+// per bag element is what lets a rewrite cost one state append instead of
+// one per surviving element.
+//
+// The split layout (join.SplitKeys) uses the same records in two bags: a
+// bucket's bag holds its entries; a key's first-stage bag holds one
+// value-less entry per cleanup time its elements expire at, its progress,
+// and a cleanup record per tick. A directory of time buckets (Bucket), the
+// map-state layout of earlier releases, is still decoded.
 //
 // # Format version
 //
@@ -94,9 +98,11 @@ func AppendCleanup(chunk []byte, at int64) []byte {
 }
 
 // Bucket describes one time bucket of a key's buffer in the interval
-// join's bucketed layout, where entries live in a state.Map under their
-// bucket's ID and the key's bag holds this directory: per side, how many
-// entries the bucket holds and the earliest time among them.
+// join's map-state layout of earlier releases, where entries lived in a
+// state.Map under their bucket's ID and the key's bag held this
+// directory: per side, how many entries the bucket holds and the earliest
+// time among them. This release decodes it and writes it only in tests of
+// the format.
 type Bucket struct {
 	ID     int64
 	Count  [2]int
@@ -166,7 +172,56 @@ func EncodeState(progress int64, buckets []Bucket, entries []match.Entry[[]byte]
 	return chunk
 }
 
-// EncodeEntries returns entries as one chunk, as a bucket's value.
+// EncodeChunks returns a key's bag as chunks of at most limit bytes each,
+// each as EncodeState writes one: the first holds the progress (if any)
+// and the entries that fit, each further one the entries that fit after;
+// an entry that alone exceeds the limit has a chunk of its own. With no
+// progress and no entries there are no chunks.
+func EncodeChunks(progress int64, entries []match.Entry[[]byte], limit int) [][]byte {
+	var out [][]byte
+	start, size := 0, chunkBytes(progress)
+	for i, e := range entries {
+		n := entryBytes(e)
+		if size+n > limit && (i > start || len(out) == 0 && progress != match.NoProgress) {
+			out = append(out, EncodeState(progress, nil, entries[start:i]))
+			progress = match.NoProgress
+			start, size = i, chunkBytes(progress)
+		}
+		size += n
+	}
+	if start < len(entries) || progress != match.NoProgress {
+		out = append(out, EncodeState(progress, nil, entries[start:]))
+	}
+	return out
+}
+
+// chunkBytes is the size of a chunk's version record and progress record
+// (if any).
+func chunkBytes(progress int64) int {
+	n := 1 + varintBytes(Version)
+	if progress != match.NoProgress {
+		n += 1 + varintBytes(progress)
+	}
+	return n
+}
+
+// entryBytes is the size of an entry's record (AppendEntry).
+func entryBytes(e match.Entry[[]byte]) int {
+	return 1 + varintBytes(e.Time) + uvarintBytes(uint64(len(e.Value))) + len(e.Value)
+}
+
+func varintBytes(x int64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutVarint(b[:], x)
+}
+
+func uvarintBytes(x uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], x)
+}
+
+// EncodeEntries returns entries as one chunk, as a bucket's value in the
+// map-state layout of earlier releases.
 func EncodeEntries(entries []match.Entry[[]byte]) []byte {
 	return EncodeState(match.NoProgress, nil, entries)
 }

@@ -84,3 +84,56 @@ func TestCleanupRecords(t *testing.T) {
 		t.Error("DecodeEntries took a bucket with a cleanup record")
 	}
 }
+
+// TestEncodeChunks cuts a key's state into chunks of at most a limit, the
+// progress first, an entry larger than the limit alone, and decodes them
+// back to what was encoded. 40 entries of 18 to 57 bytes take 9 chunks of
+// 200 bytes; the entry of 500 bytes a tenth.
+func TestEncodeChunks(t *testing.T) {
+	entry := func(side match.Side, t int64, n int) match.Entry[[]byte] {
+		return match.Entry[[]byte]{Side: side, Time: t, Value: make([]byte, n)}
+	}
+	var entries []match.Entry[[]byte]
+	for i := range 40 {
+		entries = append(entries, entry(match.Side(i%2), 1_700_000_000_000+int64(i), 10+i))
+	}
+	entries = append(entries, entry(match.Left, 1_700_000_001_000, 500)) // over the limit alone
+	for _, tc := range []struct {
+		name     string
+		progress int64
+		entries  []match.Entry[[]byte]
+		chunks   int
+	}{
+		{"progress_and_entries", 1_699_999_999_000, entries, 10},
+		{"entries_only", match.NoProgress, entries, 10},
+		{"progress_only", 42, nil, 1},
+		{"nothing", match.NoProgress, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const limit = 200
+			chunks := EncodeChunks(tc.progress, tc.entries, limit)
+			if len(chunks) != tc.chunks {
+				t.Errorf("%d chunks, want %d", len(chunks), tc.chunks)
+			}
+			for i, c := range chunks {
+				one, err := DecodeState([][]byte{c})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(c) > limit && len(one.Entries) != 1 {
+					t.Errorf("chunk %d holds %d bytes in %d entries, over the limit %d", i, len(c), len(one.Entries), limit)
+				}
+			}
+			st, err := DecodeState(chunks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Progress != tc.progress {
+				t.Errorf("progress %d, want %d", st.Progress, tc.progress)
+			}
+			if diff := cmp.Diff(tc.entries, st.Entries, cmp.Comparer(func(a, b []byte) bool { return string(a) == string(b) })); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
