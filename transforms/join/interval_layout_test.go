@@ -193,10 +193,8 @@ func TestSplitKeysMisuse(t *testing.T) {
 			"beamjoin: join.Interval: SplitKeys(1.5ms) must be zero or a positive whole number of milliseconds"},
 		{"with_a_cap", []join.Option{join.SplitKeys(0), join.MaxBufferedPerKey(10)},
 			"beamjoin: join.Interval: MaxBufferedPerKey(10) cannot be combined with SplitKeys(0s): the cap counts a key's elements across its buckets, which no one of them sees"},
-		//lint:ignore SA1019 the deprecated option still checks its argument
 		{"hot_key_buckets_negative", []join.Option{join.HotKeyBuckets(-1)},
 			"beamjoin: join.Interval: HotKeyBuckets(-1) is negative"},
-		//lint:ignore SA1019 the deprecated option selects the split layout
 		{"hot_key_buckets_with_a_cap", []join.Option{join.HotKeyBuckets(8), join.MaxBufferedPerKey(10)},
 			"beamjoin: join.Interval: MaxBufferedPerKey(10) cannot be combined with HotKeyBuckets(8): the cap counts a key's elements across its buckets, which no one of them sees"},
 	}

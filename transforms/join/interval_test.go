@@ -359,7 +359,6 @@ func TestIntervalRunTwice(t *testing.T) {
 // HotKeyBuckets(1), under whose map-state layout the join once read only
 // the buckets around l6's partner range and missed r112.
 func TestIntervalRetractAsymmetricBounds(t *testing.T) {
-	//lint:ignore SA1019 the deprecated option still selects the split layout
 	layouts := append(bufferLayouts, bufferLayout{"HotKeyBuckets(1)", []join.Option{join.HotKeyBuckets(1)}})
 	for _, l := range layouts {
 		t.Run(l.name, func(t *testing.T) { intervalRetractAsymmetricBounds(t, l.layout...) })
