@@ -30,12 +30,14 @@ func TestQuickstartRunsAsWritten(t *testing.T) {
 
 // TestQuickstartRunsInANewModule does what the README tells a newcomer:
 // copy main.go into a module of their own, point beamjoin at this clone
-// and add the requirements (go mod init, go mod edit -replace, go get
-// beamjoin, go get .), then run it. It takes modules from the module
-// cache the repository's own build filled and from the module proxy for
-// the rest (go get . needs go.mod files of versions the repository's
-// build does not: from an empty cache, logr v1.2.2's), with GOSUMDB=off
-// because only the proxy is reachable on the machines this runs on.
+// and add the requirements (go mod init, go mod edit -require -replace,
+// go get .), then run it. beamjoin is required at v0.0.0 and replaced by
+// the clone, so no go command looks it up in the module proxy, which does
+// not have it. The other modules come from the module cache the
+// repository's own build filled and from the module proxy for the rest
+// (go get . needs go.mod files of versions the repository's build does
+// not: from an empty cache, logr v1.2.2's), with GOSUMDB=off because only
+// the proxy is reachable on the machines this runs on.
 func TestQuickstartRunsInANewModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a program")
@@ -52,8 +54,7 @@ func TestQuickstartRunsInANewModule(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, "main.go"), src)
 	for _, args := range [][]string{
 		{"mod", "init", "example.com/mine"},
-		{"mod", "edit", "-replace", "github.com/beamjoin/beamjoin=" + repo},
-		{"get", "github.com/beamjoin/beamjoin"},
+		{"mod", "edit", "-require", "github.com/beamjoin/beamjoin@v0.0.0", "-replace", "github.com/beamjoin/beamjoin=" + repo},
 		{"get", "."},
 	} {
 		cmd := exec.Command("go", args...)
