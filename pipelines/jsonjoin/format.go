@@ -3,7 +3,9 @@
 package jsonjoin
 
 import (
-	"sort"
+	"bytes"
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,8 +110,10 @@ func FormatWindowResult(r WindowResult) string {
 
 // FormatGroup writes a cogroup record:
 // {"kind":"group","key":K,"left":[…],"right":[…],"time":MS,"window":{"start":MS,"end":MS}}.
-// Each side's objects are sorted by file, then line (Beam's grouping keeps
-// no order); time is the window's max timestamp.
+// Each side's objects are sorted by file, then line, then the object's
+// bytes (Beam's grouping keeps no order, and two Pub/Sub messages can
+// share a line number), so the same group always prints the same; time
+// is the window's max timestamp.
 func FormatGroup(g Group) string {
 	var w jsonWriter
 	w.str("kind", "group")
@@ -123,11 +127,8 @@ func FormatGroup(g Group) string {
 
 func array(rs []jsonl.Record) string {
 	rs = append([]jsonl.Record(nil), rs...)
-	sort.Slice(rs, func(i, j int) bool {
-		if rs[i].File != rs[j].File {
-			return rs[i].File < rs[j].File
-		}
-		return rs[i].Line < rs[j].Line
+	slices.SortFunc(rs, func(a, b jsonl.Record) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), bytes.Compare(a.Raw, b.Raw))
 	})
 	var b strings.Builder
 	b.WriteString("[")
