@@ -56,6 +56,9 @@ func report(w io.Writer, r results) {
 	steadyKey(w, r, &t)
 	scaling(w, r, &t)
 	hotKey(w, r, &t)
+	hotKeyState(w, r, &t)
+	ordinaryKeysState(w, r)
+	boundedHotKey(w, r, &t)
 	bounded(w, r, &t)
 	batch(w, r, &t)
 	windowLate(w, r, &t)
@@ -184,7 +187,7 @@ func joiner(w io.Writer, r results) {
 // pipelineOrder lists the pipeline benchmarks in the order they are shown.
 var pipelineOrder = []string{
 	"bag-append", "handwritten-inner", "interval-inner", "interval-left-final", "window-tumbling",
-	"interval-inner-nocache", "interval-inner-hotkeybuckets", "interval-inner-cleanup10s", "interval-inner-cleanup60s",
+	"interval-inner-nocache", "interval-inner-split", "interval-inner-cleanup10s", "interval-inner-cleanup60s",
 }
 
 func pipelines(w io.Writer, r results, t *targets) {
@@ -295,11 +298,21 @@ func hotKey(w io.Writer, r results, t *targets) {
 		}
 		row = append(row, ratio(hi, lo, lok && hok))
 		tb.row(row...)
-		if (l == "bag" || l == "buckets") && lok && hok && len(bufs) > 1 {
-			t.add(fmt.Sprintf("hot key (%s layout): cost at %d buffered within 3x of %d", l, bufs[len(bufs)-1], bufs[0]), hi/lo <= 3, ratio(hi, lo, true))
-		}
 	}
 	tb.flush()
+	steady := func(l string, b int) (float64, bool) {
+		return r.median(fmt.Sprintf("BenchmarkHotKey/%s/buffered=%d", l, b), "ns/elem-steady")
+	}
+	if hi, hok := steady("bag", 10_000); hok {
+		if lo, lok := steady("bag", 100); lok {
+			t.add("hot key (bag layout): cost at 10000 buffered within 3x of 100", hi/lo <= 3, ratio(hi, lo, true))
+		}
+	}
+	if hi, hok := steady("split", 100_000); hok {
+		if lo, lok := steady("split", 10_000); lok {
+			t.add("hot key (SplitKeys): cost at 100000 buffered within 1.2x of 10000", hi/lo <= 1.2, ratio(hi, lo, true))
+		}
+	}
 }
 
 func stateBytes(w io.Writer, r results, t *targets) {
@@ -322,7 +335,7 @@ func stateBytes(w io.Writer, r results, t *targets) {
 	tb.flush()
 }
 
-// targets collects each target of issue 6 with its measured figure.
+// targets collects each target with its measured figure.
 type targets struct {
 	rows [][3]string
 }
@@ -339,7 +352,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issues 6, 9 and 14)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6, 9, 14 and 28)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}
