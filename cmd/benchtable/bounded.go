@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // boundedOrder lists the BenchmarkBounded pipelines in the order shown.
@@ -50,47 +51,52 @@ func bounded(w io.Writer, r results, t *targets) {
 }
 
 func batch(w io.Writer, r results, t *targets) {
-	names := r.matching("BenchmarkBatchInterval/")
+	const prefix = "BenchmarkBatchInterval/path="
+	names := r.matching(prefix)
 	if len(names) == 0 {
 		return
 	}
 	tb := newTable(w, "beamjoin interval on files read whole (left outer, final, 0-15 min), each in a process of its own; (x) = time of the streaming path over this one's",
 		"path", "input", "s/run", "(x)", "peak RSS MB", "runs")
-	var inputs []string
-	for _, n := range names {
-		if in := n[len("BenchmarkBatchInterval/path=")+len(pathOf(n)):]; !slices.Contains(inputs, in) {
-			inputs = append(inputs, in)
-		}
-	}
-	for _, in := range inputs {
-		name := func(p string) string { return "BenchmarkBatchInterval/path=" + p + in }
-		streaming, sok := r.median(name("streaming"), "s/run")
-		for _, p := range []string{"bounded", "streaming", "sqlite3"} {
-			if r[name(p)] == nil {
-				continue
-			}
-			s, ok := r.median(name(p), "s/run")
-			rss, rok := r.median(name(p), "peak-RSS-MB")
-			tb.row(p, in[1:], num(s, ok), ratio(streaming, s, ok && sok), num(rss, rok), strconv.Itoa(r.runs(name(p), "s/run")))
-		}
-		b, bok := r.median(name("bounded"), "s/run")
+	for _, in := range inputsOf(names, prefix) {
+		streaming, sok := runRows(tb, r, prefix, in, []string{"bounded", "streaming", "sqlite3"}, "streaming")
+		b, bok := r.median(prefix+"bounded"+in, "s/run")
 		if bok && sok {
 			t.add(fmt.Sprintf("beamjoin interval batch (%s): >= 10x faster than the streaming path", in[1:]), streaming/b >= 10, ratio(streaming, b, true))
 		}
-		if rss, ok := r.median(name("bounded"), "peak-RSS-MB"); ok {
+		if rss, ok := r.median(prefix+"bounded"+in, "peak-RSS-MB"); ok {
 			t.add(fmt.Sprintf("beamjoin interval batch (%s): peak RSS <= 500 MB", in[1:]), rss <= 500, num(rss, true)+" MB")
 		}
 	}
 	tb.flush()
 }
 
-// pathOf is the path= value of a BenchmarkBatchInterval name.
-func pathOf(name string) string {
-	rest := name[len("BenchmarkBatchInterval/path="):]
-	for i := range rest {
-		if rest[i] == '/' {
-			return rest[:i]
+// inputsOf lists, once each and in order, the inputs of names of the form
+// prefix + path + "/" + input: the "/input" part.
+func inputsOf(names []string, prefix string) []string {
+	var inputs []string
+	for _, n := range names {
+		rest := strings.TrimPrefix(n, prefix)
+		if i := strings.IndexByte(rest, '/'); i >= 0 && !slices.Contains(inputs, rest[i:]) {
+			inputs = append(inputs, rest[i:])
 		}
 	}
-	return rest
+	return inputs
+}
+
+// runRows writes a row for each of paths that ran on input in (names
+// prefix + path + in): seconds per run, base's time over its, peak RSS
+// and the number of runs. It returns base's median seconds per run.
+func runRows(tb *table, r results, prefix, in string, paths []string, base string) (float64, bool) {
+	baseS, bok := r.median(prefix+base+in, "s/run")
+	for _, p := range paths {
+		name := prefix + p + in
+		if r[name] == nil {
+			continue
+		}
+		s, ok := r.median(name, "s/run")
+		rss, rok := r.median(name, "peak-RSS-MB")
+		tb.row(p, in[1:], num(s, ok), ratio(baseS, s, ok && bok), num(rss, rok), strconv.Itoa(r.runs(name, "s/run")))
+	}
+	return baseS, bok
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // windowLateOrder lists the BenchmarkWindowLate pipelines in the order shown.
@@ -52,25 +51,9 @@ func batchWindow(w io.Writer, r results, t *targets) {
 	}
 	tb := newTable(w, "beamjoin window on files read whole (7 min tumbling, inner), each in a process of its own; (x) = time of the late-counting path over this one's",
 		"path", "input", "s/run", "(x)", "peak RSS MB", "runs")
-	var inputs []string
-	for _, n := range names {
-		rest := n[len(prefix):]
-		if i := strings.IndexByte(rest, '/'); i >= 0 && !slices.Contains(inputs, rest[i:]) {
-			inputs = append(inputs, rest[i:])
-		}
-	}
-	for _, in := range inputs {
-		name := func(p string) string { return prefix + p + in }
-		late, lok := r.median(name("window-late"), "s/run")
-		for _, p := range []string{"window-grouped", "window-late"} {
-			if r[name(p)] == nil {
-				continue
-			}
-			s, ok := r.median(name(p), "s/run")
-			rss, rok := r.median(name(p), "peak-RSS-MB")
-			tb.row(p, in[1:], num(s, ok), ratio(late, s, ok && lok), num(rss, rok), strconv.Itoa(r.runs(name(p), "s/run")))
-		}
-		if g, ok := r.median(name("window-grouped"), "s/run"); ok && lok {
+	for _, in := range inputsOf(names, prefix) {
+		late, lok := runRows(tb, r, prefix, in, []string{"window-grouped", "window-late"}, "window-late")
+		if g, ok := r.median(prefix+"window-grouped"+in, "s/run"); ok && lok {
 			t.add(fmt.Sprintf("beamjoin window on files read whole (%s): >= 4x faster than the late-counting path", in[1:]), late/g >= 4, ratio(late, g, true))
 		}
 	}

@@ -273,16 +273,7 @@ func hotKey(w io.Writer, r results, t *targets) {
 	}
 	header = append(header, "largest vs smallest")
 	tb := newTable(w, "Hot key: one key, steady-state wall time per element once the buffer has filled", header...)
-	var layouts []string
-	seen := map[string]bool{}
-	for _, n := range names {
-		l := strings.Split(strings.TrimPrefix(n, "BenchmarkHotKey/"), "/")[0]
-		if !seen[l] {
-			seen[l] = true
-			layouts = append(layouts, l)
-		}
-	}
-	for _, l := range layouts {
+	for _, l := range layoutsOf(names, "BenchmarkHotKey/") {
 		row := []string{l}
 		var lo, hi float64
 		var lok, hok bool

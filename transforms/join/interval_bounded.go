@@ -258,9 +258,23 @@ func groupKey(b int64, key []byte) []byte {
 // splitGroupKey is groupKey's inverse.
 func splitGroupKey(g []byte) (b int64, key []byte, err error) {
 	if len(g) < 8 {
-		return 0, nil, fmt.Errorf("beamjoin: join.Interval: bounded group key of %d bytes, want at least 8", len(g))
+		return 0, nil, fmt.Errorf("beamjoin: join.Interval: group key of %d bytes, want at least 8", len(g))
 	}
 	return int64(binary.BigEndian.Uint64(g)), g[8:], nil
+}
+
+// decodeGroupKey splits a group key into its bucket and the join's key,
+// decoded with c.
+func decodeGroupKey(c coders.Element, g []byte) (int64, beam.X, error) {
+	b, k, err := splitGroupKey(g)
+	if err != nil {
+		return 0, nil, err
+	}
+	key, err := c.Decode(k)
+	if err != nil {
+		return 0, nil, fmt.Errorf("beamjoin: join.Interval: group key: %w", err)
+	}
+	return b, key, nil
 }
 
 // bucketGatherFn stamps each tagged value with its event time, places it
@@ -333,13 +347,9 @@ func (f *sweepFn) Setup() error { return f.Key.Setup() }
 
 func (f *sweepFn) ProcessElement(ctx context.Context, group []byte, values func(*[]timed) bool,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	bucket, k, err := splitGroupKey(group)
+	bucket, key, err := decodeGroupKey(f.Key, group)
 	if err != nil {
 		return err
-	}
-	key, err := f.Key.Decode(k)
-	if err != nil {
-		return fmt.Errorf("beamjoin: join.Interval: bounded path: group key: %w", err)
 	}
 	var entries []match.Entry[[]byte]
 	var held int64

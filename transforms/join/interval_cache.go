@@ -44,10 +44,12 @@ func BundleCacheBytes(n int64) Option {
 // live heap the cache held over what it counted): the key's own records
 // (map entry, list element, keyState, buffer: about 320), one buffered
 // entry with its share of the slices' spare capacity and of its value's
-// allocation.
+// allocation, and one run of the split layout's first stage (two int64s
+// with the slice's spare capacity).
 const (
 	cachedKeyBytes = 512
 	entryBytes     = 72
+	runBytes       = 32
 )
 
 // cacheBudget is what the bundle caches of one worker process hold
@@ -179,7 +181,7 @@ func (c *keyCache) clear() {
 // bytes estimates what the key's state holds in memory: its buffered
 // entries, values included. It costs no look at each entry.
 func (ks *keyState) bytes() int64 {
-	n := cachedKeyBytes + int64(ks.b.Len()+len(ks.dead))*entryBytes + ks.b.ValueBytes()
+	n := cachedKeyBytes + int64(ks.b.Len()+len(ks.dead))*entryBytes + ks.b.ValueBytes() + int64(len(ks.runs))*runBytes
 	for _, x := range ks.dead {
 		n += int64(len(x.Value))
 	}

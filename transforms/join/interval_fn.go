@@ -3,8 +3,9 @@ package join
 // This file holds the interval join's DoFns: encodeFn, which tags and
 // encodes each side's values, and the stateful DoFn of the default layout,
 // whose logic is the joiner's process (an arriving element) and cleanup
-// (a timer firing); the split layout's are in interval_split_fn.go. The joiner only moves data between state, the timer
-// and the matching core, which decides everything.
+// (a timer firing); the split layout's are in interval_split_fn.go. The
+// joiner only moves data between state, the timer and the matching core,
+// which decides everything.
 
 import (
 	"context"

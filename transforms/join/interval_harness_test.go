@@ -131,10 +131,36 @@ type splitHarness struct {
 	bucket *bucketFn
 }
 
-// harnessFn is the default layout's stateful DoFn.
-type harnessFn interface {
+// bundler starts and finishes a bundle: the default layout's DoFn, or
+// both of the split layout's.
+type bundler interface {
 	StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
 	FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
+}
+
+// StartBundle starts a bundle on both stages.
+func (sh *splitHarness) StartBundle(emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+	sh.spread.StartBundle(nil)
+	sh.bucket.StartBundle(emit, emitLate)
+}
+
+// FinishBundle finishes the bundle on both stages.
+func (sh *splitHarness) FinishBundle(emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+	sh.spread.FinishBundle(nil)
+	sh.bucket.FinishBundle(emit, emitLate)
+}
+
+// bundlerOf is the split layout's DoFns if split is set, else fn.
+func bundlerOf(fn harnessFn, split *splitHarness) bundler {
+	if split != nil {
+		return split
+	}
+	return fn
+}
+
+// harnessFn is the default layout's stateful DoFn.
+type harnessFn interface {
+	bundler
 	ProcessElement(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) error
 	OnTimer(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, timers.Context,
@@ -269,24 +295,14 @@ func (h *harness) emitLate(et beam.EventTime, key beam.X, in encoded) {
 
 func (h *harness) startBundle() {
 	h.inBundle = map[string]bool{}
-	if h.split != nil {
-		h.split.spread.StartBundle(nil)
-		h.split.bucket.StartBundle(h.emit, h.emitLate)
-		return
-	}
-	h.fn.StartBundle(h.emit, h.emitLate)
+	bundlerOf(h.fn, h.split).StartBundle(h.emit, h.emitLate)
 }
 
 // loads is how many times a bundle saw a key for the first time.
 func (h *harness) loads() int64 { return int64(h.first) }
 
 func (h *harness) finishBundle() {
-	if h.split != nil {
-		h.split.spread.FinishBundle(nil)
-		h.split.bucket.FinishBundle(h.emit, h.emitLate)
-		return
-	}
-	h.fn.FinishBundle(h.emit, h.emitLate)
+	bundlerOf(h.fn, h.split).FinishBundle(h.emit, h.emitLate)
 }
 
 // element processes one element of side at time ms, in the open bundle.

@@ -128,18 +128,11 @@ func (s *spreader) load(ctx context.Context, st splitStores, key beam.X) (*keySt
 			return ks, nil
 		}
 	}
-	chunks, _, err := st.bag.Read(st.sp)
-	if err != nil {
-		return nil, fmt.Errorf("beamjoin: join.Interval: reading state: %w", err)
-	}
-	d, err := bagstate.DecodeState(chunks)
+	d, stored, err := readState(st.sp, st.bag)
 	if err != nil {
 		return nil, err
 	}
-	if len(d.Buckets) > 0 {
-		return nil, fmt.Errorf("beamjoin: join.Interval: the split layout's key state holds %d bucket records, which it never writes", len(d.Buckets))
-	}
-	ks := &keyState{key: k, stored: len(chunks) > 0, b: match.NewBuffer[[]byte]()}
+	ks := &keyState{key: k, stored: stored, b: match.NewBuffer[[]byte]()}
 	ks.b.Progress = d.Progress
 	next := 0
 	for _, c := range d.Cleanups {
@@ -148,7 +141,7 @@ func (s *spreader) load(ctx context.Context, st splitStores, key beam.X) (*keySt
 		s.drop(ks, c.At)
 	}
 	s.replay(ks, d.Entries[next:])
-	ks.waste = len(d.Entries) + len(d.Cleanups) - 2*len(ks.runs)
+	ks.inBag = len(d.Entries) + len(d.Cleanups)
 	ks.timer = s.timerFor(ks)
 	if !s.NoCache {
 		s.cache.limit = s.CacheBytes
@@ -190,8 +183,8 @@ func (s *spreader) add(ks *keyState, from, to int64) {
 }
 
 // drop applies a tick at g: the multiples up to g go, and g is the
-// progress. It returns how many runs went whole.
-func (s *spreader) drop(ks *keyState, g int64) int {
+// progress.
+func (s *spreader) drop(ks *keyState, g int64) {
 	step := max(s.Grid, 1)
 	var out []gridRun
 	for _, r := range ks.runs {
@@ -203,10 +196,8 @@ func (s *spreader) drop(ks *keyState, g int64) int {
 		}
 		out = append(out, r)
 	}
-	gone := len(ks.runs) - len(out)
 	ks.runs = out
 	ks.b.Progress = max(ks.b.Progress, g)
-	return gone
 }
 
 // has reports whether the key's runs hold multiple m.
@@ -272,7 +263,7 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 			counters.keysWithState.Inc(ctx, 1)
 		}
 		s.add(ks, g, g)
-		ks.waste++ // a stand-in per multiple until rewritten
+		ks.inBag++
 	}
 	s.Split.buckets(s.Rules, side, t, func(b int64) {
 		emit(et, groupKey(b, ks.key), piece{Side: in.Side, Time: t, Value: in.Value})
@@ -295,12 +286,10 @@ func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f fired
 	}
 	defer s.cache.resized(ks)
 	t := ks.timer
-	if !t.set || (f.ok && f.at < t.fire) {
-		counters.staleFirings.Inc(ctx, 1)
-		moveTimers(st, nil, t)
+	pending, ok := splitFiring(ctx, st, t, f)
+	if !ok {
 		return nil
 	}
-	pending := without(plainArmed(t), f.tag)
 	if len(ks.runs) == 0 {
 		if err := st.bag.Clear(st.sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
@@ -313,8 +302,8 @@ func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f fired
 		return nil
 	}
 	s.drop(ks, t.fire)
-	ks.waste++
-	if ks.waste >= compactAfter {
+	ks.inBag++ // the tick record, or rewritten below
+	if ks.inBag-2*len(ks.runs) >= compactAfter {
 		var standIns []match.Entry[[]byte]
 		for _, r := range ks.runs {
 			standIns = append(standIns, s.standIn(r.from, false))
@@ -325,7 +314,7 @@ func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f fired
 		if err := writeBag(st.sp, st.bag, [][]byte{bagstate.EncodeState(ks.b.Progress, nil, standIns)}); err != nil {
 			return err
 		}
-		ks.waste = len(standIns) - 2*len(ks.runs)
+		ks.inBag = len(standIns)
 	} else if err := st.bag.Add(st.sp, bagstate.AppendCleanup(nil, t.fire)); err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 	}
@@ -382,32 +371,25 @@ type bucketJoiner struct {
 // load returns the bucket's state, from the bundle cache or read (one
 // call), and its bucket number and the join's key, decoded.
 func (j *bucketJoiner) load(ctx context.Context, st splitStores, group []byte) (*keyState, int64, error) {
-	bucket, k, err := splitGroupKey(group)
-	if err != nil {
-		return nil, 0, err
-	}
 	ck := cacheKey{string(group), window.GlobalWindow{}}
 	if !j.NoCache {
 		if ks, ok := j.cache.get(ctx, ck); ok {
-			return ks, bucket, nil
+			bucket, _, err := splitGroupKey(group)
+			return ks, bucket, err
 		}
 	}
-	chunks, _, err := st.bag.Read(st.sp)
-	if err != nil {
-		return nil, 0, fmt.Errorf("beamjoin: join.Interval: reading state: %w", err)
-	}
-	d, err := bagstate.DecodeState(chunks)
+	bucket, key, err := decodeGroupKey(j.Key, group)
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(d.Buckets) > 0 || len(d.Cleanups) > 0 || d.Progress != match.NoProgress {
+	d, stored, err := readState(st.sp, st.bag)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(d.Cleanups) > 0 || d.Progress != match.NoProgress {
 		return nil, 0, fmt.Errorf("beamjoin: join.Interval: a bucket's state holds records the split layout never writes there")
 	}
-	key, err := j.Key.Decode(k)
-	if err != nil {
-		return nil, 0, fmt.Errorf("beamjoin: join.Interval: bucket key: %w", err)
-	}
-	ks := &keyState{key: group, decoded: key, stored: len(chunks) > 0, b: match.Restore(d.Entries, match.NoProgress), inBag: len(d.Entries)}
+	ks := &keyState{key: group, decoded: key, stored: stored, b: match.Restore(d.Entries, match.NoProgress), inBag: len(d.Entries)}
 	for _, e := range d.Entries {
 		if j.Split.owns(bucket, e.Time) {
 			ks.owned++
@@ -451,13 +433,9 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
 	side := match.Side(in.Side)
 	if in.Late {
-		_, k, err := splitGroupKey(group)
+		_, key, err := decodeGroupKey(j.Key, group)
 		if err != nil {
 			return err
-		}
-		key, err := j.Key.Decode(k)
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.Interval: bucket key: %w", err)
 		}
 		counters.in[side].Inc(ctx, 1)
 		counters.fate[side][match.Late].Inc(ctx, 1)
@@ -534,12 +512,10 @@ func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte
 	}
 	defer j.cache.resized(ks)
 	t := ks.timer
-	if !t.set || (f.ok && f.at < t.fire) {
-		counters.staleFirings.Inc(ctx, 1)
-		moveTimers(st, nil, t)
+	pending, ok := splitFiring(ctx, st, t, f)
+	if !ok {
 		return nil
 	}
-	pending := without(plainArmed(t), f.tag)
 	removed := ks.b.Expire(j.Rules, t.fire)
 	ks.b.Progress = match.NoProgress // a bucket never judges lateness
 	for _, x := range removed {
@@ -587,6 +563,19 @@ func plainArmed(t timer) []armed {
 		hold = t.fire
 	}
 	return []armed{{tag: t.tag(), fire: t.fire, hold: hold}}
+}
+
+// splitFiring judges firing f of a split-layout timer whose state says
+// t: a firing for an earlier time than t, or with no timer set, is stale
+// (counted and t set again; ok false), as in joiner.firing. Otherwise it
+// returns what stays armed once f is consumed.
+func splitFiring(ctx context.Context, st splitStores, t timer, f fired) (pending []armed, ok bool) {
+	if !t.set || (f.ok && f.at < t.fire) {
+		counters.staleFirings.Inc(ctx, 1)
+		moveTimers(st, nil, t)
+		return nil, false
+	}
+	return without(plainArmed(t), f.tag), true
 }
 
 // moveTimers moves a split stage's runner timers from those set (before)

@@ -30,7 +30,7 @@ type stores struct {
 // (bucketJoiner).
 type keyState struct {
 	b     *match.Buffer[[]byte] // b.Progress is the key's progress
-	inBag int                   // entries stored in the bag
+	inBag int                   // entries stored in the bag (the split layout's first stage: its records)
 	timer timer                 // where the cleanup timer is
 	// dead are the elements that the bag's cleanup records removed
 	// (joiner.replay), still in the bag, their Matched flags settled;
@@ -44,11 +44,9 @@ type keyState struct {
 
 	// The split layout's: whether the runner holds state for the key;
 	// for its first stage, the multiples of the grid it ticks at
-	// (spreader) and how many records in the bag its runs do not need;
-	// for a bucket, how many of its elements it owns and the join's key.
+	// (spreader); for a bucket, how many of its elements it owns and the join's key.
 	stored  bool
 	runs    []gridRun
-	waste   int
 	owned   int
 	decoded beam.X
 }
@@ -95,16 +93,9 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 			return ks, nil
 		}
 	}
-	chunks, _, err := st.buffer.Read(st.sp)
-	if err != nil {
-		return nil, fmt.Errorf("beamjoin: join.Interval: reading state: %w", err)
-	}
-	d, err := bagstate.DecodeState(chunks)
+	d, _, err := readState(st.sp, st.buffer)
 	if err != nil {
 		return nil, err
-	}
-	if len(d.Buckets) > 0 {
-		return nil, fmt.Errorf("beamjoin: join.Interval: state holds %d time buckets of the map-state layout, which this release no longer has (the split layout, SplitKeys, keeps no state here)", len(d.Buckets))
 	}
 	ks := &keyState{key: k}
 	j.replay(ks, d)
@@ -119,6 +110,25 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 		j.cache.put(ck, ks)
 	}
 	return ks, nil
+}
+
+// readState reads and decodes a key's bag (one state call), and whether
+// it held anything. Every layout reads its bags through it. Bucket records
+// were written by the map-state layout of earlier releases, which no
+// layout reads any more: a bag holding them is refused by name.
+func readState(sp state.Provider, bag *state.Bag[[]byte]) (bagstate.State, bool, error) {
+	chunks, _, err := bag.Read(sp)
+	if err != nil {
+		return bagstate.State{}, false, fmt.Errorf("beamjoin: join.Interval: reading state: %w", err)
+	}
+	d, err := bagstate.DecodeState(chunks)
+	if err != nil {
+		return bagstate.State{}, false, err
+	}
+	if len(d.Buckets) > 0 {
+		return bagstate.State{}, false, fmt.Errorf("beamjoin: join.Interval: state holds %d time buckets of the map-state layout, which this release no longer has (the split layout, SplitKeys, keeps no state there)", len(d.Buckets))
+	}
+	return d, len(chunks) > 0, nil
 }
 
 // replay rebuilds ks's buffer from its decoded bag: the entries and the

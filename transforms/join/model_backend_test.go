@@ -91,22 +91,12 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 
 // StartBundle starts a bundle on the instance.
 func (in *ModelInstance) StartBundle() {
-	if in.split != nil {
-		in.split.spread.StartBundle(nil)
-		in.split.bucket.StartBundle(in.emit, in.emitLate)
-		return
-	}
-	in.fn.StartBundle(in.emit, in.emitLate)
+	bundlerOf(in.fn, in.split).StartBundle(in.emit, in.emitLate)
 }
 
 // FinishBundle finishes the instance's bundle.
 func (in *ModelInstance) FinishBundle() {
-	if in.split != nil {
-		in.split.spread.FinishBundle(nil)
-		in.split.bucket.FinishBundle(in.emit, in.emitLate)
-		return
-	}
-	in.fn.FinishBundle(in.emit, in.emitLate)
+	bundlerOf(in.fn, in.split).FinishBundle(in.emit, in.emitLate)
 }
 
 // CacheBytes is what the instance's bundle caches hold now, by their own

@@ -12,9 +12,9 @@
 // one per surviving element.
 //
 // The split layout (join.SplitKeys) uses the same records in two bags: a
-// bucket's bag holds its entries; a key's first-stage bag holds one
-// value-less entry per cleanup time its elements expire at, its progress,
-// and a cleanup record per tick. A directory of time buckets (Bucket), the
+// bucket's bag holds its entries; a key's first-stage bag holds
+// value-less entries that mark the runs of cleanup times its elements
+// expire at, its progress, and a cleanup record per tick. A directory of time buckets (Bucket), the
 // map-state layout of earlier releases, is still decoded.
 //
 // # Format version
