@@ -2,8 +2,30 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
+
+// show parses raw benchmark lines as benchtable does, writes the sections
+// from them and, with withTargets, the targets they found, and prints the
+// result without the table's trailing spaces.
+func show(raw string, withTargets bool, sections ...func(io.Writer, results, *targets)) {
+	r, err := parse(strings.NewReader(raw))
+	if err != nil {
+		panic(err)
+	}
+	var out strings.Builder
+	var t targets
+	for _, section := range sections {
+		section(&out, r, &t)
+	}
+	if withTargets {
+		t.print(&out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		fmt.Println(strings.TrimRight(line, " "))
+	}
+}
 
 // The core section of the table, from two benchmark lines as `go test
 // -bench` prints them: the core's speed-up over the nested loop is computed
@@ -12,15 +34,7 @@ func Example_core() {
 	raw := `BenchmarkArrival/buffered=100/core-2           9000000   130 ns/op   112 B/op   1 allocs/op
 BenchmarkArrival/buffered=100/nested-loop-2     650000    184 ns/op     0 B/op   0 allocs/op
 `
-	r, err := parse(strings.NewReader(raw))
-	if err != nil {
-		panic(err)
-	}
-	var out strings.Builder
-	core(&out, r, &targets{})
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		fmt.Println(strings.TrimRight(line, " "))
-	}
+	show(raw, false, core)
 	// Output:
 	// Matching core (match.Buffer), one key, per arriving element with one partner; median of runs
 	// buffered  core ns/op  B/op  allocs/op  nested loop ns/op  core speed-up  runs
@@ -37,18 +51,7 @@ BenchmarkPipeline/interval-left-final/N=10000-2   1  1000000000 ns/op  880.0 ele
 BenchmarkSteadyKey/handwritten-inner/N=2000-2     1  1000000000 ns/op  300.0 elem/s  2000 max-buffered/key  22.00 span-needs/key
 BenchmarkSteadyKey/interval-inner/N=2000-2        1  1000000000 ns/op  400.0 elem/s  33.00 max-buffered/key  22.00 span-needs/key
 `
-	r, err := parse(strings.NewReader(raw))
-	if err != nil {
-		panic(err)
-	}
-	var out strings.Builder
-	var t targets
-	handWritten(&out, r, &t)
-	steadyKey(&out, r, &t)
-	t.print(&out)
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		fmt.Println(strings.TrimRight(line, " "))
-	}
+	show(raw, true, handWritten, steadyKey)
 	// Output:
 	// join.Interval at default settings against the hand-written join (Beam blog pattern: two bags, one timer re-set to the latest expiry; inner only), same input; (x) = elem/s over the hand-written's at the same N
 	// pipeline             N      elem/s  (x)    max buffered/key  runs
@@ -80,15 +83,7 @@ BenchmarkWindowLate/window-late/N=1000-2    1  1 ns/op   200 elem/s  20.0 peak-l
 BenchmarkWindowLate/window-gbk/N=1000-2     1  1 ns/op   400 elem/s  10.0 peak-live-MB
 BenchmarkWindowLate/window-late/N=1000-2    1  1 ns/op    80 elem/s  20.0 peak-live-MB
 `
-	r, err := parse(strings.NewReader(raw))
-	if err != nil {
-		panic(err)
-	}
-	var out strings.Builder
-	windowLate(&out, r, &targets{})
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		fmt.Println(strings.TrimRight(line, " "))
-	}
+	show(raw, false, windowLate)
 	// Output:
 	// Window join on a bounded input, 8 s fixed windows: its default path (window-grouped, CoGroupByKey) and its late-counting path (window-late, window-fates: one stateful DoFn per key, a timer per window) against the same join written by hand with CoGroupByKey and a nested loop (window-gbk counts the pairs; window-gbk-records makes records of what Window's hold); (x) = elem/s over window-gbk's, median of the runs' ratios
 	// pipeline     N     elem/s  (x)    peak live MB  runs
@@ -103,17 +98,7 @@ func Example_boundedHotKey() {
 BenchmarkBoundedHotKey/keys=1/N=1000000-2     1  7989622914 ns/op  7986 ns/elem  853.2 peak-live-MB  6630 sweep-held-max-B
 BenchmarkBoundedHotKey/keys=1000/N=1000000-2  1  7192753805 ns/op  7186 ns/elem  697.9 peak-live-MB  6630 sweep-held-max-B
 `
-	r, err := parse(strings.NewReader(raw))
-	if err != nil {
-		panic(err)
-	}
-	var out strings.Builder
-	t := &targets{}
-	boundedHotKey(&out, r, t)
-	t.print(&out)
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		fmt.Println(strings.TrimRight(line, " "))
-	}
+	show(raw, true, boundedHotKey)
 	// Output:
 	// Bounded path: one key against 1000 keys (join.Bounded)
 	// input                ns/elem  sweep held max B  peak live MB
@@ -134,17 +119,7 @@ func Example_batchWindow() {
 BenchmarkBatchWindow/path=window-late/lines=100000-2  1  15000000000 ns/op  105.3 s/run  800 peak-RSS-MB
 BenchmarkBatchWindow/path=window-grouped/lines=100000-2  1  15000000000 ns/op  19.0 s/run  720 peak-RSS-MB
 `
-	r, err := parse(strings.NewReader(raw))
-	if err != nil {
-		panic(err)
-	}
-	var out strings.Builder
-	t := &targets{}
-	batchWindow(&out, r, t)
-	t.print(&out)
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		fmt.Println(strings.TrimRight(line, " "))
-	}
+	show(raw, true, batchWindow)
 	// Output:
 	// beamjoin window on files read whole (7 min tumbling, inner), each in a process of its own; (x) = time of the late-counting path over this one's
 	// path            input         s/run  (x)    peak RSS MB  runs
