@@ -33,6 +33,7 @@ type config struct {
 	bucketWidth   time.Duration // BoundedBucket; 0: the default
 	reportLate    bool          // ReportLate
 	trackFates    bool          // TrackFates
+	uniqueLeft    bool          // UniqueLeft
 	maxAge        time.Duration // MaxAge (AsOf)
 	strict        bool          // Strict (AsOf)
 	set           setMask
@@ -78,6 +79,7 @@ const (
 	setStrict
 	setBoundedBucket
 	setSplitKeys
+	setUniqueLeft
 	setTestOnly
 )
 
@@ -104,13 +106,14 @@ var optionNames = []struct {
 	{setStrict, "Strict"},
 	{setBoundedBucket, "BoundedBucket"},
 	{setSplitKeys, "SplitKeys"},
+	{setUniqueLeft, "UniqueLeft"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setUniqueLeft | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
 	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setProgressHorizon
@@ -147,6 +150,10 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: SplitKeys(%v) must be zero or a positive whole number of milliseconds", op, c.splitWidth)
 	case c.split && c.maxBuffered > 0 && !c.bounded:
 		return c, fmt.Errorf("beamjoin: %s: MaxBufferedPerKey(%d) cannot be combined with %s: the cap counts a key's elements across its buckets, which no one of them sees", op, c.maxBuffered, c.splitOption())
+	case c.uniqueLeft && c.split && !c.bounded:
+		return c, fmt.Errorf("beamjoin: %s: UniqueLeft cannot be combined with %s: a bucket holds a key's left element only for its own time range", op, c.splitOption())
+	case c.uniqueLeft && c.maxBuffered > 0 && !c.bounded:
+		return c, fmt.Errorf("beamjoin: %s: UniqueLeft cannot be combined with MaxBufferedPerKey(%d): the cap counts buffered elements, and UniqueLeft buffers fewer, so the cap would evict other ones", op, c.maxBuffered)
 	case c.set&setBundleCacheBytes != 0 && c.cacheBytes <= 0:
 		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
 	case c.set&setBoundedBucket != 0 && (c.bucketWidth < time.Millisecond || c.bucketWidth%time.Millisecond != 0):

@@ -82,6 +82,10 @@ type oSpec struct {
 	// runner-model harness sets it); 0: the default, longer than any
 	// case, so that no key forgets its progress within one.
 	Horizon int64
+	// UniqueLeft: the join takes join.UniqueLeft (the runner-model
+	// harness, on cases with one left element per key), and buffers no
+	// right element whose fate the key's one left element decides.
+	UniqueLeft bool
 }
 
 // bounds is the inclusive range of ts(r) - ts(l) (SPEC §2.1: an exclusive
@@ -449,6 +453,7 @@ func (s *oSim) arrive(a oArrival, late bool) {
 		s.out.Fates[a.Index] = fLate
 		return
 	}
+	decided := s.sp.UniqueLeft && a.Elem.Side == oRight && s.decides(a.Elem)
 	matched := false
 	for i := range s.buf {
 		x := &s.buf[i]
@@ -470,7 +475,26 @@ func (s *oSim) arrive(a oArrival, late bool) {
 		s.out.Records = append(s.out.Records, singleRecord(oUnmatchedRec, a.Elem))
 		b.reported = true
 	}
+	if decided {
+		// join.UniqueLeft: its fate is known now, and it leaves at once
+		// (reported unmatched now under Final too).
+		s.leave(b, false)
+		return
+	}
 	s.buf = append(s.buf, b)
+}
+
+// decides says whether, under join.UniqueLeft, the key's buffer decides
+// the fate of r, a right element arriving: it holds one left element, and
+// that one has matched already or r is outside its bounds.
+func (s *oSim) decides(r oElem) bool {
+	var left []oBuffered
+	for _, x := range s.buf {
+		if x.a.Elem.Side == oLeft {
+			left = append(left, x)
+		}
+	}
+	return len(left) == 1 && (left[0].matched || !s.sp.pairOf(r, left[0].a.Elem))
 }
 
 // oldest returns the indexes in buf of the elements the cap evicts next:

@@ -108,6 +108,7 @@ func newJoiner(cfg config, key coders.Element) joiner {
 		Horizon:      cfg.horizon.Milliseconds(),
 		CacheBytes:   cfg.cacheBytes,
 		Fates:        cfg.trackFates,
+		UniqueLeft:   cfg.uniqueLeft,
 	}
 	j.AppendCleanup = !cfg.noAppendCleanup && appendable(j.Rules)
 	return j

@@ -124,6 +124,9 @@ type joiner struct {
 	// Fates makes the join emit each element's fate among its records
 	// (TrackFates; fate.go).
 	Fates bool
+	// UniqueLeft: a key has at most one left element (UniqueLeft), so
+	// a right element whose fate that element decides is not buffered.
+	UniqueLeft bool
 
 	cache keyCache
 }
@@ -140,35 +143,26 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	counters.in[side].Inc(ctx, 1)
 	before := ks.timer
 	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
+	if j.UniqueLeft && side == match.Left && ks.b.SideLen(match.Left) > 0 {
+		// A second left element for the key breaks UniqueLeft: right
+		// elements the join did not buffer could have matched it.
+		counters.leftDuplicate.Inc(ctx, 1)
+		j.late(ctx, key, e, et, in, emit, emitLate)
+		return nil
+	}
+	if j.UniqueLeft && side == match.Right && ks.b.Decided(j.Rules, e.Time) {
+		j.decided(ctx, ks, key, e, et, in, emit, emitLate)
+		return nil
+	}
 	a := ks.b.Add(j.Rules, e)
 	if a.Late {
-		counters.fate[side][match.Late].Inc(ctx, 1)
-		j.emitFate(key, side, e.Time, match.Late, emit)
-		emitLate(et, key, in)
+		j.late(ctx, key, e, et, in, emit, emitLate)
 		return nil
 	}
 	if !before.set { // the key gets state (a late element leaves it none)
 		counters.keysWithState.Inc(ctx, 1)
 	}
-	for _, x := range a.Retracted {
-		emit(beam.EventTime(x.Time), key, single(KindRetract, x))
-		counters.retractions.Inc(ctx, 1)
-	}
-	for _, x := range a.Partners {
-		l, r := e, x
-		if side == match.Right {
-			l, r = x, e
-		}
-		emit(beam.EventTime(max(l.Time, r.Time)), key, record{
-			Kind: KindPair, HasLeft: true, HasRight: true,
-			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
-		})
-	}
-	counters.pairs.Inc(ctx, int64(len(a.Partners)))
-	if a.Unmatched {
-		emit(et, key, single(KindUnmatched, e))
-		counters.unmatchedOut[side].Inc(ctx, 1)
-	}
+	j.arrived(ctx, key, e, a, emit)
 
 	counters.buffered.Inc(ctx, 1)
 	ks.inBag++ // appended, or rewritten below
@@ -199,6 +193,61 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	ks.timer = j.timerFor(ks)
 	j.moveTimer(st, before, ks.timer)
 	return nil
+}
+
+// arrived emits what the arrival a of e makes: retractions, pairs and
+// e's unmatched record.
+func (j *joiner) arrived(ctx context.Context, key beam.X, e match.Entry[[]byte], a match.Arrival[[]byte], emit func(beam.EventTime, beam.X, record)) {
+	for _, x := range a.Retracted {
+		emit(beam.EventTime(x.Time), key, single(KindRetract, x))
+		counters.retractions.Inc(ctx, 1)
+	}
+	for _, x := range a.Partners {
+		l, r := e, x
+		if e.Side == match.Right {
+			l, r = x, e
+		}
+		emit(beam.EventTime(max(l.Time, r.Time)), key, record{
+			Kind: KindPair, HasLeft: true, HasRight: true,
+			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
+		})
+	}
+	counters.pairs.Inc(ctx, int64(len(a.Partners)))
+	if a.Unmatched {
+		emit(beam.EventTime(e.Time), key, single(KindUnmatched, e))
+		counters.unmatchedOut[e.Side].Inc(ctx, 1)
+	}
+}
+
+// late reports e, which the join does not take, to the late output.
+func (j *joiner) late(ctx context.Context, key beam.X, e match.Entry[[]byte], et beam.EventTime, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+	counters.fate[e.Side][match.Late].Inc(ctx, 1)
+	j.emitFate(key, e.Side, e.Time, match.Late, emit)
+	emitLate(et, key, in)
+}
+
+// decided joins a right element whose fate the key's one left element
+// decides (UniqueLeft; Buffer.Decided) without buffering it: its pairs,
+// its unmatched record whatever the emission mode, and its fate, at once.
+// The key's state does not change: no state call.
+func (j *joiner) decided(ctx context.Context, ks *keyState, key beam.X, e match.Entry[[]byte], et beam.EventTime, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+	a := ks.b.Probe(j.Rules, e)
+	if a.Late {
+		j.late(ctx, key, e, et, in, emit, emitLate)
+		return
+	}
+	j.arrived(ctx, key, e, a, emit)
+	e.Matched = len(a.Partners) > 0
+	if j.Rules.UnmatchedOnRemoval(e.Side, e.Matched) {
+		emit(et, key, single(KindUnmatched, e))
+		counters.unmatchedOut[e.Side].Inc(ctx, 1)
+	}
+	f := j.Rules.FateOf(e.Side, e.Matched, false)
+	counters.fate[e.Side][f].Inc(ctx, 1)
+	j.emitFate(key, e.Side, e.Time, f, emit)
+	counters.decided.Inc(ctx, 1)
 }
 
 // remove accounts for an element leaving the buffer, emitting it as

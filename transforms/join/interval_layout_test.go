@@ -180,7 +180,8 @@ func boundaryScenario(rules match.Rules, maxBuffered int) (script []event, want 
 }
 
 // TestSplitKeysMisuse checks the construction errors of SplitKeys and of
-// HotKeyBuckets, which selects the same layout.
+// HotKeyBuckets, which selects the same layout, and of UniqueLeft, which
+// only the bag layout takes.
 func TestSplitKeysMisuse(t *testing.T) {
 	tests := []struct {
 		name string
@@ -197,6 +198,10 @@ func TestSplitKeysMisuse(t *testing.T) {
 			"beamjoin: join.Interval: HotKeyBuckets(-1) is negative"},
 		{"hot_key_buckets_with_a_cap", []join.Option{join.HotKeyBuckets(8), join.MaxBufferedPerKey(10)},
 			"beamjoin: join.Interval: MaxBufferedPerKey(10) cannot be combined with HotKeyBuckets(8): the cap counts a key's elements across its buckets, which no one of them sees"},
+		{"unique_left_split", []join.Option{join.UniqueLeft(), join.SplitKeys(0)},
+			"beamjoin: join.Interval: UniqueLeft cannot be combined with SplitKeys(0s): a bucket holds a key's left element only for its own time range"},
+		{"unique_left_with_a_cap", []join.Option{join.UniqueLeft(), join.MaxBufferedPerKey(10)},
+			"beamjoin: join.Interval: UniqueLeft cannot be combined with MaxBufferedPerKey(10): the cap counts buffered elements, and UniqueLeft buffers fewer, so the cap would evict other ones"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,6 +217,9 @@ func TestSplitKeysMisuse(t *testing.T) {
 	left, right := play(s, []event{l(1, "k", "v")})
 	if _, err := join.TryWindow[string, string, string](s, left, right, join.SplitKeys(0)); err == nil || err.Error() != "beamjoin: join.Window does not take SplitKeys" {
 		t.Errorf("join.Window with SplitKeys: error = %v", err)
+	}
+	if _, err := join.TryWindow[string, string, string](s, left, right, join.UniqueLeft()); err == nil || err.Error() != "beamjoin: join.Window does not take UniqueLeft" {
+		t.Errorf("join.Window with UniqueLeft: error = %v", err)
 	}
 }
 

@@ -18,6 +18,8 @@ var counters = func() (c struct {
 	cacheHits          beam.Counter
 	cacheMisses        beam.Counter
 	staleFirings       beam.Counter
+	leftDuplicate      beam.Counter
+	decided            beam.Counter
 	bufferedPerKey     beam.Distribution
 	boundedGroupBytes  beam.Distribution
 }) {
@@ -36,6 +38,8 @@ var counters = func() (c struct {
 	c.cacheHits = beam.NewCounter(Namespace, "cache_hits")
 	c.cacheMisses = beam.NewCounter(Namespace, "cache_misses")
 	c.staleFirings = beam.NewCounter(Namespace, "stale_firings")
+	c.leftDuplicate = beam.NewCounter(Namespace, "left_duplicate")
+	c.decided = beam.NewCounter(Namespace, "right_not_buffered")
 	c.bufferedPerKey = beam.NewDistribution(Namespace, "buffered_per_key")
 	c.boundedGroupBytes = beam.NewDistribution(Namespace, "bounded_group_bytes")
 	return c

@@ -227,6 +227,9 @@ func (ks *ModelKeyState) Clone() *ModelKeyState {
 	return &ModelKeyState{st: ks.st.clone(), tm: ks.tm.clone()}
 }
 
+// Writes is how many state calls on ks wrote (appended or cleared).
+func (ks *ModelKeyState) Writes() int { return ks.st.calls - ks.st.reads }
+
 // Empty reports whether the key holds no state and no timer.
 func (ks *ModelKeyState) Empty() bool {
 	return len(ks.tm) == 0 && len(ks.st.bags) == 0

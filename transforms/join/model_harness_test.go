@@ -69,6 +69,7 @@ type modelSchedule struct {
 	CacheBytes int64   // the join's BundleCacheBytes; 0: the default
 	WindowSize int64   // fixed windows of both inputs, ms; 0: the global window
 	Horizon    int64   // the join's ProgressHorizon, ms; 0: the default (an hour, longer than any case)
+	UniqueLeft bool    // the join takes UniqueLeft, in the bag layout (the case must have one left element per key)
 }
 
 // A step of a bundle: an element of a key, a piece of the split layout
@@ -127,7 +128,11 @@ type modelRun struct {
 	queue     map[string][]join.ModelPiece
 	byVal     map[string]oElem
 	bucketsOf map[string]map[string]bool // a key's buckets' runner keys
+	// unbuffered counts the right elements on time whose processing
+	// wrote no state (UniqueLeft's), retried ones included.
+	unbuffered int
 }
+
 
 const modelInfinity = int64(1) << 62
 
@@ -140,7 +145,11 @@ func runModel(c dCase, sc modelSchedule, seed uint64) *modelRun {
 		place: map[string]int{}, state: map[string]*join.ModelKeyState{}, keyWM: map[string]int64{},
 		inputWM: noWatermark, behind: map[string]bool{}, lateness: c.Spec.Lateness}
 	r.opts = joinOptions(c.Spec, "bag")
-	if seed%2 == 1 && c.Spec.MaxBuffered == 0 {
+	if sc.UniqueLeft {
+		r.opts = append(r.opts, join.UniqueLeft())
+		c.Spec.UniqueLeft = true // the oracle buffers what the join does
+		r.c = c
+	} else if seed%2 == 1 && c.Spec.MaxBuffered == 0 {
 		r.opts, r.split = joinOptions(c.Spec, "split"), true
 		c.Spec.Grid = true // the oracle cleans up as the split layout does
 		r.c = c
@@ -616,10 +625,14 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 	if e.Side == oRight {
 		side = join.Right
 	}
+	writes := ks.Writes()
 	recs, late, sent, err := b.inst.Element(ks, e.Key, side, e.Time, e.Val)
 	if err != nil {
 		r.bad("processing %v: %v", e, err)
 		return
+	}
+	if side == join.Right && len(late) == 0 && ks.Writes() == writes {
+		r.unbuffered++
 	}
 	for _, pc := range sent {
 		pc.Of = e.Key
@@ -810,6 +823,61 @@ func TestRunnerModel(t *testing.T) {
 		}
 		t.Logf("%d runs show %s, e.g. %s", found[b.name], b.name, example[b.name])
 	}
+}
+
+// TestRunnerModelUniqueLeft runs generated cases made to have one left
+// element per key (uniqueLefts) under every schedule of modelSchedules
+// with UniqueLeft, and checks each run against the oracle of the join
+// without it: the option changes no record, only what is buffered. A
+// failure names the seeds; BEAMJOIN_MODEL_CASES sets the number of cases.
+func TestRunnerModelUniqueLeft(t *testing.T) {
+	n := modelSize(t, 150)
+	failed, decided := 0, 0
+	for i := range n {
+		cs := caseSeed(20261205, i)
+		c := uniqueLefts(genCase(cs))
+		for si, sc := range modelSchedules {
+			sc.UniqueLeft = true
+			ss := caseSeed(cs, si)
+			r := runModel(c, sc, ss)
+			decided += r.unbuffered
+			if len(r.problems) == 0 {
+				continue
+			}
+			if failed++; failed <= 3 {
+				t.Errorf("%v, uniqueLefts(genCase(%#x)), schedule %d, seed %#x:\n%s", r, cs, si, ss, strings.Join(r.problems, "\n"))
+			}
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d runs failed", failed, n*len(modelSchedules))
+	}
+	// The runs must include right elements that were not buffered, or
+	// the test shows nothing about the option.
+	if decided == 0 {
+		t.Errorf("no right element went unbuffered in %d runs", n*len(modelSchedules))
+	}
+	t.Logf("%d right elements not buffered in %d runs", decided, n*len(modelSchedules))
+}
+
+// uniqueLefts is c with one left element per key, the first to arrive
+// (the others are removed from its script), and no size cap, which
+// UniqueLeft does not take.
+func uniqueLefts(c dCase) dCase {
+	c.Spec.MaxBuffered = 0
+	seen := map[string]bool{}
+	script := make([]oStep, 0, len(c.Script))
+	for _, st := range c.Script {
+		if e := st.Elem; e != nil && e.Side == oLeft {
+			if seen[e.Key] {
+				continue
+			}
+			seen[e.Key] = true
+		}
+		script = append(script, st)
+	}
+	c.Script = script
+	return c
 }
 
 // knownModelBugs are the defects of the join that the harness finds and

@@ -116,3 +116,26 @@ func withoutAppendCleanup() Option {
 func withGatherBytes(n int) Option {
 	return optionFunc(func(c *config) { c.gatherBytes = n; c.set |= setTestOnly })
 }
+
+// UniqueLeft declares that the interval join's left input has at most one
+// element per key, as when the key is the left's own identity (a person
+// joined by id with the auctions it sells, an auction by id with its
+// bids). The join then buffers no right element whose fate the key's left
+// element decides on its arrival: one outside that element's bounds, or
+// one within them once the left element is known to have matched (its
+// first partner is buffered, so that state remembers the match). Such an
+// element costs no state call beyond the key's read, which the bundle
+// cache shares, where it would cost an append and a share of the cleanup;
+// its records, and its unmatched record under any emission mode, are
+// emitted at once, and are the records the join makes without the option.
+//
+// A second left element for a key breaks the declaration, and right
+// elements that were not buffered are lost to it. One that arrives while
+// the key's first is buffered is not joined: it goes to Outputs.Late, its
+// fate is late, and it is counted by left_duplicate. One that arrives
+// after the first has expired joins only the right elements still
+// buffered. Bounded joins every element as without the option (it keeps
+// no state); SplitKeys and MaxBufferedPerKey cannot be combined with it.
+func UniqueLeft() Option {
+	return optionFunc(func(c *config) { c.uniqueLeft = true; c.set |= setUniqueLeft })
+}

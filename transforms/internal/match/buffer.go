@@ -178,6 +178,35 @@ func (b *Buffer[V]) Add(r Rules, e Entry[V]) Arrival[V] {
 	return out
 }
 
+// Decided reports whether a right element arriving at ts has its fate
+// decided by the buffer, for a key known to have at most one left element
+// (join.UniqueLeft): the key's one left element is buffered, and either the
+// element does not match it, or the left element has matched already,
+// which the buffer shows by its flag or a partner still buffered (so that
+// the answer depends on what state holds alone, not on what a worker has
+// seen). No other left element can come, so such an element need not be
+// buffered: Probe joins it.
+func (b *Buffer[V]) Decided(r Rules, ts int64) bool {
+	left := b.sides[Left]
+	return len(left) == 1 && (!r.Matches(left[0].Time, ts) || left[0].Matched || b.hasPartner(r, left[0]))
+}
+
+// Probe joins a newly arrived element against the buffer as Add does,
+// without buffering it or changing the buffer: for an element that
+// Decided says needs no buffering, whose partners are all matched
+// already (so that none is retracted). Its Partners are the buffer's own
+// slice, as Partners returns it.
+func (b *Buffer[V]) Probe(r Rules, e Entry[V]) Arrival[V] {
+	if r.IsLate(e.Side, e.Time, b.Progress) {
+		return Arrival[V]{Late: true}
+	}
+	partners := b.Partners(r, e.Side, e.Time)
+	return Arrival[V]{
+		Partners:  partners,
+		Unmatched: r.UnmatchedOnArrival(e.Side, len(partners) > 0),
+	}
+}
+
 // Expire removes every element whose Expiry is at or before now, the time of
 // a cleanup timer that fired, and advances Progress to now. It returns the
 // removed elements, left side first, with Matched settled.

@@ -217,3 +217,41 @@ func TestBufferOldestFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestBufferDecided checks when one left element decides a right
+// element's fate (Decided), from the buffer alone: its flag, or a partner
+// still buffered after a restore from state (whose flag lags), and that
+// Probe joins such an element without changing the buffer.
+func TestBufferDecided(t *testing.T) {
+	r := Rules{Bounds: Between(0, 10*time.Millisecond), Type: Inner, Emit: Immediate}
+	b := NewBuffer[string]()
+	if b.Decided(r, 5) {
+		t.Errorf("an empty buffer decides")
+	}
+	b.Add(r, left(100, "l"))
+	if !b.Decided(r, 200) || b.Decided(r, 105) {
+		t.Errorf("an unmatched left element: Decided(200) = %v, Decided(105) = %v, want true, false", b.Decided(r, 200), b.Decided(r, 105))
+	}
+	b.Add(r, right(105, "r1"))
+	if !b.Decided(r, 106) {
+		t.Errorf("a matched left element does not decide")
+	}
+	// As read back from state: the left element's flag is false, its
+	// partner is buffered.
+	restored := Restore([]Entry[string]{left(100, "l"), {Side: Right, Time: 105, Matched: true, Value: "r1"}}, NoProgress)
+	if !restored.Decided(r, 106) {
+		t.Errorf("a restored left element with a buffered partner does not decide")
+	}
+	before := restored.Entries()
+	a := restored.Probe(r, right(106, "r2"))
+	if diff := cmp.Diff([]string{"l"}, values(a.Partners)); diff != "" || a.Late || a.Unmatched {
+		t.Errorf("Probe = %+v; partners (-want +got):\n%s", a, diff)
+	}
+	if diff := cmp.Diff(before, restored.Entries()); diff != "" {
+		t.Errorf("Probe changed the buffer (-before +after):\n%s", diff)
+	}
+	b.Add(r, left(101, "l2"))
+	if b.Decided(r, 300) {
+		t.Errorf("two left elements decide")
+	}
+}
