@@ -133,7 +133,6 @@ type modelRun struct {
 	unbuffered int
 }
 
-
 const modelInfinity = int64(1) << 62
 
 // runModel runs case c under schedule sc, drawing its choices from seed.
