@@ -66,9 +66,10 @@ func (c Config) SellerReachMs() int64 {
 // join's, since no auction names a seller older than that; Beam Java's
 // Query3 instead keeps a person 600 s of event time after its last event
 // (maxAuctionsWaitingTime). Interval rather than Connect because the rule
-// is an interval: the join buffers each person for retain and each auction
-// not at all (an auction is never earlier than its seller here), and
-// cleans up with its own timers. Each row's timestamp is its auction's.
+// is an interval: the join buffers each person for retain and, since a
+// person is its id's only element (join.UniqueLeft), only the first
+// auction of each seller (the one that shows in state that the person has
+// matched), and cleans up with its own timers. Each row's timestamp is its auction's.
 // On bounded events (ev.Bounded) the join takes join.Bounded's path: no
 // state or timers, each key's elements swept in memory.
 func Query3(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
@@ -76,8 +77,11 @@ func Query3(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
 	persons, auctions := q3Inputs(s, ev)
 	// A person's id never comes back once its auctions are past (sellers
 	// are recent persons), so its key is forgotten one join memory after
-	// its data is gone (ProgressHorizon(0)) rather than kept an hour.
-	out := join.Interval[int64, Person, Auction](s, persons, auctions, boundedIf(ev, join.Between(0, retain), join.ProgressHorizon(0))...)
+	// its data is gone (ProgressHorizon(0)) rather than kept an hour. A
+	// person is the only left element of its id (UniqueLeft), so the join
+	// buffers an auction only until its seller's first match.
+	out := join.Interval[int64, Person, Auction](s, persons, auctions,
+		boundedIf(ev, join.Between(0, retain), join.ProgressHorizon(0), join.UniqueLeft())...)
 	return beam.ParDo(s, q3RowOf, out.Records)
 }
 

@@ -29,7 +29,8 @@ import (
 // (EmitImmediate, the default, EmitFinal, EmitRetract) when. LowerExclusive
 // and UpperExclusive exclude an end of the bounds; AllowedLateness keeps
 // elements longer; CleanupEvery, SplitKeys and MaxBufferedPerKey tune
-// cost and memory; Bounded runs the bounded-input path;
+// cost and memory; UniqueLeft, for a left keyed by its own id, buffers
+// fewer right elements; Bounded runs the bounded-input path;
 // TrackFates adds Outputs.Fates, one Fate per input element.
 //
 // A left element can be matched until event time passes
