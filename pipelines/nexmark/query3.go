@@ -67,9 +67,9 @@ func (c Config) SellerReachMs() int64 {
 // Query3 instead keeps a person 600 s of event time after its last event
 // (maxAuctionsWaitingTime). Interval rather than Connect because the rule
 // is an interval: the join buffers each person for retain and, since a
-// person is its id's only element (join.UniqueLeft), only the first
-// auction of each seller (the one that shows in state that the person has
-// matched), and cleans up with its own timers. Each row's timestamp is its auction's.
+// person is its id's only element (join.UniqueLeft), no auction of a
+// person it holds (the first one rewrites the person as matched), and
+// cleans up with its own timers. Each row's timestamp is its auction's.
 // On bounded events (ev.Bounded) the join takes join.Bounded's path: no
 // state or timers, each key's elements swept in memory.
 func Query3(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
@@ -79,7 +79,7 @@ func Query3(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
 	// are recent persons), so its key is forgotten one join memory after
 	// its data is gone (ProgressHorizon(0)) rather than kept an hour. A
 	// person is the only left element of its id (UniqueLeft), so the join
-	// buffers an auction only until its seller's first match.
+	// buffers no auction whose seller it holds.
 	out := join.Interval[int64, Person, Auction](s, persons, auctions,
 		boundedIf(ev, join.Between(0, retain), join.ProgressHorizon(0), join.UniqueLeft())...)
 	return beam.ParDo(s, q3RowOf, out.Records)

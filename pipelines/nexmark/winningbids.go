@@ -53,8 +53,10 @@ type WinningBid struct {
 // Between(0, maxAuction): no bid of an open auction is later than that
 // after it (c.MaxAuctionMs() bounds every generated auction's length).
 // An auction is its id's only element (join.UniqueLeft), so the join
-// buffers a bid only until its auction has matched once: every later bid
-// is joined without a state write.
+// buffers no bid of an auction it holds (the first one rewrites the
+// auction as matched; the others make no state write), and an auction's
+// id never comes back once its bids are past, so its key is forgotten one
+// join memory after its data is gone (ProgressHorizon(0)).
 // The pairs are filtered on expires and the reserve, each moved to its
 // auction's last open millisecond (expires - 1), and combined per auction
 // in a 1 ms window there, so that an auction's winner is emitted once,
@@ -65,7 +67,7 @@ type WinningBid struct {
 func WinningBids(s beam.Scope, ev Events, maxAuction time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.WinningBids")
 	auctions, bids := beam.ParDo(s, auctionByID, ev.Auctions), beam.ParDo(s, bidByAuction, ev.Bids)
-	out := join.Interval[int64, Auction, Bid](s, auctions, bids, join.Between(0, maxAuction), join.UniqueLeft())
+	out := join.Interval[int64, Auction, Bid](s, auctions, bids, join.Between(0, maxAuction), join.UniqueLeft(), join.ProgressHorizon(0))
 	valid := beam.ParDo(s, validBidAtClose, out.Records)
 	return bestPerAuction(s, valid)
 }

@@ -84,7 +84,7 @@ type oSpec struct {
 	Horizon int64
 	// UniqueLeft: the join takes join.UniqueLeft (the runner-model
 	// harness, on cases with one left element per key), and buffers no
-	// right element whose fate the key's one left element decides.
+	// right element that arrives while the key's left element is.
 	UniqueLeft bool
 }
 
@@ -453,7 +453,7 @@ func (s *oSim) arrive(a oArrival, late bool) {
 		s.out.Fates[a.Index] = fLate
 		return
 	}
-	decided := s.sp.UniqueLeft && a.Elem.Side == oRight && s.decides(a.Elem)
+	decided := s.sp.UniqueLeft && a.Elem.Side == oRight && s.decides()
 	matched := false
 	for i := range s.buf {
 		x := &s.buf[i]
@@ -485,16 +485,16 @@ func (s *oSim) arrive(a oArrival, late bool) {
 }
 
 // decides says whether, under join.UniqueLeft, the key's buffer decides
-// the fate of r, a right element arriving: it holds one left element, and
-// that one has matched already or r is outside its bounds.
-func (s *oSim) decides(r oElem) bool {
-	var left []oBuffered
+// the fate of a right element arriving: it holds one left element, so no
+// other can come.
+func (s *oSim) decides() bool {
+	n := 0
 	for _, x := range s.buf {
 		if x.a.Elem.Side == oLeft {
-			left = append(left, x)
+			n++
 		}
 	}
-	return len(left) == 1 && (left[0].matched || !s.sp.pairOf(r, left[0].a.Elem))
+	return n == 1
 }
 
 // oldest returns the indexes in buf of the elements the cap evicts next:

@@ -125,7 +125,7 @@ type joiner struct {
 	// (TrackFates; fate.go).
 	Fates bool
 	// UniqueLeft: a key has at most one left element (UniqueLeft), so
-	// a right element whose fate that element decides is not buffered.
+	// a right element that arrives while it is buffered is not.
 	UniqueLeft bool
 
 	cache keyCache
@@ -150,9 +150,8 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		j.late(ctx, key, e, et, in, emit, emitLate)
 		return nil
 	}
-	if j.UniqueLeft && side == match.Right && ks.b.Decided(j.Rules, e.Time) {
-		j.decided(ctx, ks, key, e, et, in, emit, emitLate)
-		return nil
+	if j.UniqueLeft && side == match.Right && ks.b.Decided() {
+		return j.decided(ctx, st, ks, key, e, et, in, emit, emitLate)
 	}
 	a := ks.b.Add(j.Rules, e)
 	if a.Late {
@@ -227,16 +226,18 @@ func (j *joiner) late(ctx context.Context, key beam.X, e match.Entry[[]byte], et
 	emitLate(et, key, in)
 }
 
-// decided joins a right element whose fate the key's one left element
-// decides (UniqueLeft; Buffer.Decided) without buffering it: its pairs,
+// decided joins a right element that arrived while its key's one left
+// element is buffered (UniqueLeft; Buffer.Decided) without buffering it: its pairs,
 // its unmatched record whatever the emission mode, and its fate, at once.
-// The key's state does not change: no state call.
-func (j *joiner) decided(ctx context.Context, ks *keyState, key beam.X, e match.Entry[[]byte], et beam.EventTime, in encoded,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
-	a := ks.b.Probe(j.Rules, e)
+// State changes only when the element is the left element's first match,
+// which the bag must then show: it is rewritten with the flag set (two
+// state calls). Any other such element makes no state call.
+func (j *joiner) decided(ctx context.Context, st stores, ks *keyState, key beam.X, e match.Entry[[]byte], et beam.EventTime, in encoded,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	a := ks.b.Join(j.Rules, e)
 	if a.Late {
 		j.late(ctx, key, e, et, in, emit, emitLate)
-		return
+		return nil
 	}
 	j.arrived(ctx, key, e, a, emit)
 	e.Matched = len(a.Partners) > 0
@@ -248,6 +249,17 @@ func (j *joiner) decided(ctx context.Context, ks *keyState, key beam.X, e match.
 	counters.fate[e.Side][f].Inc(ctx, 1)
 	j.emitFate(key, e.Side, e.Time, f, emit)
 	counters.decided.Inc(ctx, 1)
+	if !a.Marked {
+		return nil
+	}
+	before := ks.timer
+	j.settle(ctx, key, ks, emit)
+	if err := j.store(st, ks); err != nil {
+		return err
+	}
+	ks.timer = j.timerFor(ks)
+	j.moveTimer(st, before, ks.timer)
+	return nil
 }
 
 // remove accounts for an element leaving the buffer, emitting it as

@@ -120,14 +120,14 @@ func withGatherBytes(n int) Option {
 // UniqueLeft declares that the interval join's left input has at most one
 // element per key, as when the key is the left's own identity (a person
 // joined by id with the auctions it sells, an auction by id with its
-// bids). The join then buffers no right element whose fate the key's left
-// element decides on its arrival: one outside that element's bounds, or
-// one within them once the left element is known to have matched (its
-// first partner is buffered, so that state remembers the match). Such an
-// element costs no state call beyond the key's read, which the bundle
-// cache shares, where it would cost an append and a share of the cleanup;
-// its records, and its unmatched record under any emission mode, are
-// emitted at once, and are the records the join makes without the option.
+// bids). A right element that arrives while its key's left element is
+// buffered can then match nothing else, so the join does not buffer it:
+// it is joined at once, its unmatched record (under any emission mode)
+// and its fate come at once, and it costs no state call beyond the key's
+// read, which the bundle cache shares, where it would cost an append and
+// a share of the cleanup. Only the left element's first match rewrites the
+// key's bag, to record that it matched. The records are the join's
+// without the option.
 //
 // A second left element for a key breaks the declaration, and right
 // elements that were not buffered are lost to it. One that arrives while

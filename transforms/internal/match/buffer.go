@@ -139,6 +139,9 @@ type Arrival[V any] struct {
 	Retracted []Entry[V]
 	// Unmatched: emit the new element as unmatched now.
 	Unmatched bool
+	// Marked: the arrival set the Matched flag of a partner that did not
+	// have it.
+	Marked bool
 }
 
 // Partners returns the buffered elements of the other side that an
@@ -155,6 +158,18 @@ func (b *Buffer[V]) Partners(r Rules, s Side, ts int64) []Entry[V] {
 // Add joins a newly arrived element against the buffer and, unless it is
 // late, buffers it. The element's Matched field is set from its partners.
 func (b *Buffer[V]) Add(r Rules, e Entry[V]) Arrival[V] {
+	out := b.Join(r, e)
+	if !out.Late {
+		e.Matched = len(out.Partners) > 0
+		b.insert(e)
+	}
+	return out
+}
+
+// Join joins a newly arrived element against the buffer as Add does,
+// marking its partners matched, without buffering it: for an element that
+// Decided says needs no buffering.
+func (b *Buffer[V]) Join(r Rules, e Entry[V]) Arrival[V] {
 	if r.IsLate(e.Side, e.Time, b.Progress) {
 		return Arrival[V]{Late: true}
 	}
@@ -169,43 +184,21 @@ func (b *Buffer[V]) Add(r Rules, e Entry[V]) Arrival[V] {
 			if !x.Matched && r.RetractOnFirstMatch(x.Side) && !b.hasPartner(r, *x) {
 				out.Retracted = append(out.Retracted, *x)
 			}
+			out.Marked = out.Marked || !x.Matched
 			x.Matched = true
 		}
 	}
-	e.Matched = j > i
-	out.Unmatched = r.UnmatchedOnArrival(e.Side, e.Matched)
-	b.insert(e)
+	out.Unmatched = r.UnmatchedOnArrival(e.Side, j > i)
 	return out
 }
 
-// Decided reports whether a right element arriving at ts has its fate
-// decided by the buffer, for a key known to have at most one left element
-// (join.UniqueLeft): the key's one left element is buffered, and either the
-// element does not match it, or the left element has matched already,
-// which the buffer shows by its flag or a partner still buffered (so that
-// the answer depends on what state holds alone, not on what a worker has
-// seen). No other left element can come, so such an element need not be
-// buffered: Probe joins it.
-func (b *Buffer[V]) Decided(r Rules, ts int64) bool {
-	left := b.sides[Left]
-	return len(left) == 1 && (!r.Matches(left[0].Time, ts) || left[0].Matched || b.hasPartner(r, left[0]))
-}
-
-// Probe joins a newly arrived element against the buffer as Add does,
-// without buffering it or changing the buffer: for an element that
-// Decided says needs no buffering, whose partners are all matched
-// already (so that none is retracted). Its Partners are the buffer's own
-// slice, as Partners returns it.
-func (b *Buffer[V]) Probe(r Rules, e Entry[V]) Arrival[V] {
-	if r.IsLate(e.Side, e.Time, b.Progress) {
-		return Arrival[V]{Late: true}
-	}
-	partners := b.Partners(r, e.Side, e.Time)
-	return Arrival[V]{
-		Partners:  partners,
-		Unmatched: r.UnmatchedOnArrival(e.Side, len(partners) > 0),
-	}
-}
+// Decided reports whether the buffer decides the fate of a right element
+// arriving now, for a key known to have at most one left element
+// (join.UniqueLeft): the key's one left element is buffered, so no other
+// can come, and the element's partners are that one or none. Such an
+// element need not be buffered: Join joins it. The answer depends on what
+// the buffer holds alone.
+func (b *Buffer[V]) Decided() bool { return len(b.sides[Left]) == 1 }
 
 // Expire removes every element whose Expiry is at or before now, the time of
 // a cleanup timer that fired, and advances Progress to now. It returns the

@@ -218,40 +218,44 @@ func TestBufferOldestFrom(t *testing.T) {
 	}
 }
 
-// TestBufferDecided checks when one left element decides a right
-// element's fate (Decided), from the buffer alone: its flag, or a partner
-// still buffered after a restore from state (whose flag lags), and that
-// Probe joins such an element without changing the buffer.
+// TestBufferDecided checks when a buffer decides a right element's fate
+// (Decided: one left element buffered), and that Join joins such an
+// element without buffering it, marking its partner matched once
+// (Marked).
 func TestBufferDecided(t *testing.T) {
 	r := Rules{Bounds: Between(0, 10*time.Millisecond), Type: Inner, Emit: Immediate}
 	b := NewBuffer[string]()
-	if b.Decided(r, 5) {
+	if b.Decided() {
 		t.Errorf("an empty buffer decides")
 	}
+	b.Add(r, right(99, "r0"))
+	if b.Decided() {
+		t.Errorf("a buffer of right elements decides")
+	}
 	b.Add(r, left(100, "l"))
-	if !b.Decided(r, 200) || b.Decided(r, 105) {
-		t.Errorf("an unmatched left element: Decided(200) = %v, Decided(105) = %v, want true, false", b.Decided(r, 200), b.Decided(r, 105))
+	if !b.Decided() {
+		t.Errorf("one left element does not decide")
 	}
-	b.Add(r, right(105, "r1"))
-	if !b.Decided(r, 106) {
-		t.Errorf("a matched left element does not decide")
+	before := b.Entries()
+	a := b.Join(r, right(200, "far"))
+	if len(a.Partners) != 0 || a.Marked || a.Late {
+		t.Errorf("Join outside the bounds = %+v", a)
 	}
-	// As read back from state: the left element's flag is false, its
-	// partner is buffered.
-	restored := Restore([]Entry[string]{left(100, "l"), {Side: Right, Time: 105, Matched: true, Value: "r1"}}, NoProgress)
-	if !restored.Decided(r, 106) {
-		t.Errorf("a restored left element with a buffered partner does not decide")
+	if diff := cmp.Diff(before, b.Entries()); diff != "" {
+		t.Errorf("Join changed the buffer (-before +after):\n%s", diff)
 	}
-	before := restored.Entries()
-	a := restored.Probe(r, right(106, "r2"))
-	if diff := cmp.Diff([]string{"l"}, values(a.Partners)); diff != "" || a.Late || a.Unmatched {
-		t.Errorf("Probe = %+v; partners (-want +got):\n%s", a, diff)
+	first, second := b.Join(r, right(105, "r1")), b.Join(r, right(106, "r2"))
+	if diff := cmp.Diff([]string{"l"}, values(first.Partners)); diff != "" || !first.Marked {
+		t.Errorf("first Join = %+v; partners (-want +got):\n%s", first, diff)
 	}
-	if diff := cmp.Diff(before, restored.Entries()); diff != "" {
-		t.Errorf("Probe changed the buffer (-before +after):\n%s", diff)
+	if len(second.Partners) != 1 || second.Marked {
+		t.Errorf("second Join = %+v, want one partner, not marked", second)
+	}
+	if got := values(b.Entries()); !cmp.Equal(got, []string{"l", "r0"}) {
+		t.Errorf("buffer holds %v, want [l r0]", got)
 	}
 	b.Add(r, left(101, "l2"))
-	if b.Decided(r, 300) {
+	if b.Decided() {
 		t.Errorf("two left elements decide")
 	}
 }
