@@ -60,15 +60,21 @@ type WinningBid struct {
 // The pairs are filtered on expires and the reserve, each moved to its
 // auction's last open millisecond (expires - 1), and combined per auction
 // in a 1 ms window there, so that an auction's winner is emitted once,
-// when the watermark passes its close, timestamped expires - 1. It keeps
-// the streaming path on bounded events too: join.Bounded's records come
-// after its GroupByKey in the global window, behind the watermark, where
-// the windowed CombinePerKey would drop them.
+// when the watermark passes its close, timestamped expires - 1. On bounded
+// events (ev.Bounded), as a pipeline author would write it for batch, the
+// join takes join.Bounded's path (no state or timers) and the combine is
+// in the global window, emitted once the input is done: Bounded's records
+// come out of a GroupByKey in the global window, behind the watermark,
+// where a windowed combine would drop them.
 func WinningBids(s beam.Scope, ev Events, maxAuction time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.WinningBids")
 	auctions, bids := beam.ParDo(s, auctionByID, ev.Auctions), beam.ParDo(s, bidByAuction, ev.Bids)
-	out := join.Interval[int64, Auction, Bid](s, auctions, bids, join.Between(0, maxAuction), join.UniqueLeft(), join.ProgressHorizon(0))
+	out := join.Interval[int64, Auction, Bid](s, auctions, bids,
+		boundedIf(ev, join.Between(0, maxAuction), join.UniqueLeft(), join.ProgressHorizon(0))...)
 	valid := beam.ParDo(s, validBidAtClose, out.Records)
+	if ev.Bounded {
+		return beam.ParDo(s, winningBidOf, beam.CombinePerKey(s, betterBid, valid))
+	}
 	return bestPerAuction(s, valid)
 }
 
