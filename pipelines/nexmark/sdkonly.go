@@ -2,14 +2,18 @@ package nexmark
 
 // This file holds the three queries written with the Beam SDK's own
 // transforms only, as a Beam user without beamjoin would: Query 3 and the
-// winning bids as hand-written stateful DoFns (Beam Java's Query3 is one;
-// its WinningBids uses a custom WindowFn, which the Go SDK does not have),
-// Query 8 with CoGroupByKey (as Beam Java's Query8). They are the peers
-// the beamjoin versions are measured against, and must give the same rows.
+// winning bids as hand-written stateful DoFns on streams (Beam Java's
+// Query3 is one; its WinningBids uses a custom WindowFn, which the Go SDK
+// does not have) and with CoGroupByKey on bounded events, as a batch
+// pipeline would; Query 8 with CoGroupByKey (as Beam Java's Query8). They
+// are the peers the beamjoin versions are measured against, and must give
+// the same rows.
 
 import (
 	"context"
+	"iter"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -35,6 +39,9 @@ func init() {
 	register.Emitter2[beam.EventTime, WinningBid]()
 	register.Iter1[Person]()
 	register.Iter1[Auction]()
+	register.Iter1[Bid]()
+	register.DoFn4x0[int64, func(*Person) bool, func(*Auction) bool, func(Q3Row)](&q3GroupFn{})
+	register.Function4x0(winningBidOfGroup)
 }
 
 // sellerEvent is a person or an auction, keyed by the person's id.
@@ -62,9 +69,15 @@ func sellerEventOfAuction(a Auction, emit func(int64, sellerEvent)) {
 // person in a Bag, and clears both retain after the key's latest event
 // (the rule of Beam Java's Query3.JoinDoFn, with retain for its
 // maxAuctionsWaitingTime). Its rows equal Query3's when retain is at least
-// c.SellerReachMs().
+// c.SellerReachMs(). On bounded events it is a CoGroupByKey of the two
+// in the global window and, per seller, each auction with the person when
+// it is at most retain after it.
 func Query3SDK(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.Query3SDK")
+	if ev.Bounded {
+		persons, auctions := q3Inputs(s, ev)
+		return beam.ParDo(s, &q3GroupFn{RetainMs: retain.Milliseconds()}, beam.CoGroupByKey(s, persons, auctions))
+	}
 	keyed := beam.Flatten(s, beam.ParDo(s, sellerEventOfPerson, ev.Persons), beam.ParDo(s, sellerEventOfAuction, ev.Auctions))
 	return beam.ParDo(s, &q3JoinFn{
 		RetainMs: retain.Milliseconds(),
@@ -116,6 +129,29 @@ func (f *q3JoinFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.Prov
 		return err
 	}
 	return f.Pending.Clear(sp)
+}
+
+// q3GroupFn is Query3SDK's join on bounded events: one seller's persons
+// (one, or none if not in OR, ID or CA) and auctions.
+type q3GroupFn struct{ RetainMs int64 }
+
+func (f *q3GroupFn) ProcessElement(_ int64, persons func(*Person) bool, auctions func(*Auction) bool, emit func(Q3Row)) {
+	var ps []Person
+	var p Person
+	for persons(&p) {
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return
+	}
+	var a Auction
+	for auctions(&a) {
+		for _, p := range ps {
+			if d := a.DateTime - p.DateTime; d >= 0 && d <= f.RetainMs {
+				emit(q3Row(p, a))
+			}
+		}
+	}
 }
 
 func q3Row(p Person, a Auction) Q3Row {
@@ -182,9 +218,14 @@ const (
 // when the watermark passes the auction's close (a timer at expires - 1),
 // emits the best valid bid by WinningBids' rule and clears both. Bids of
 // an auction that never closes here are cleared maxAuction after the
-// latest of them.
+// latest of them. On bounded events it is a CoGroupByKey of auctions and
+// bids in the global window and the best valid bid of each group.
 func WinningBidsSDK(s beam.Scope, ev Events, maxAuction time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.WinningBidsSDK")
+	if ev.Bounded {
+		auctions, bids := beam.ParDo(s, auctionByID, ev.Auctions), beam.ParDo(s, bidByAuction, ev.Bids)
+		return beam.ParDo(s, winningBidOfGroup, beam.CoGroupByKey(s, auctions, bids))
+	}
 	keyed := beam.Flatten(s, beam.ParDo(s, auctionOrBidOfAuction, ev.Auctions), beam.ParDo(s, auctionOrBidOfBid, ev.Bids))
 	return beam.ParDo(s, &winningBidFn{
 		MaxAuctionMs: maxAuction.Milliseconds(),
@@ -221,19 +262,7 @@ func (f *winningBidFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.
 		if err != nil {
 			return err
 		}
-		var best Bid
-		found := false
-		for _, b := range bids {
-			if b.DateTime < a.DateTime || b.DateTime >= a.Expires || b.Price < a.Reserve {
-				continue
-			}
-			if !found {
-				best, found = b, true
-			} else {
-				best = betterBid(best, b)
-			}
-		}
-		if found {
+		if best, found := bestBid(a, slices.Values(bids)); found {
 			emit(mtime.FromMilliseconds(a.Expires-1), WinningBid{Auction: id, Price: best.Price, Bidder: best.Bidder, DateTime: best.DateTime})
 		}
 	}
@@ -241,4 +270,41 @@ func (f *winningBidFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.
 		return err
 	}
 	return f.Bids.Clear(sp)
+}
+
+// winningBidOfGroup is WinningBidsSDK's pick on bounded events: the best
+// valid bid of an auction's group, if any.
+func winningBidOfGroup(id int64, auctions func(*Auction) bool, bids func(*Bid) bool, emit func(WinningBid)) {
+	var a Auction
+	if !auctions(&a) {
+		return
+	}
+	all := func(yield func(Bid) bool) {
+		var b Bid
+		for bids(&b) {
+			if !yield(b) {
+				return
+			}
+		}
+	}
+	if best, found := bestBid(a, all); found {
+		emit(WinningBid{Auction: id, Price: best.Price, Bidder: best.Bidder, DateTime: best.DateTime})
+	}
+}
+
+// bestBid is the winner among an auction's bids by WinningBids' rule:
+// the best (betterBid) of those made while it was open, at or above its
+// reserve; found is false if there is none.
+func bestBid(a Auction, bids iter.Seq[Bid]) (best Bid, found bool) {
+	for b := range bids {
+		if b.DateTime < a.DateTime || b.DateTime >= a.Expires || b.Price < a.Reserve {
+			continue
+		}
+		if !found {
+			best, found = b, true
+		} else {
+			best = betterBid(best, b)
+		}
+	}
+	return best, found
 }
