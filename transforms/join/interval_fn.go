@@ -227,11 +227,12 @@ func (j *joiner) late(ctx context.Context, key beam.X, e match.Entry[[]byte], et
 }
 
 // decided joins a right element that arrived while its key's one left
-// element is buffered (UniqueLeft; Buffer.Decided) without buffering it: its pairs,
-// its unmatched record whatever the emission mode, and its fate, at once.
-// State changes only when the element is the left element's first match,
-// which the bag must then show: it is rewritten with the flag set (two
-// state calls). Any other such element makes no state call.
+// element is buffered (UniqueLeft; Buffer.Decided) without buffering it:
+// its pairs, its unmatched record whatever the emission mode, and its
+// fate, at once. State changes only when the element is the left
+// element's first match, which the bag must then show: it is rewritten
+// with the flag set (two state calls). Any other such element makes no
+// state call.
 func (j *joiner) decided(ctx context.Context, st stores, ks *keyState, key beam.X, e match.Entry[[]byte], et beam.EventTime, in encoded,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
 	a := ks.b.Join(j.Rules, e)
