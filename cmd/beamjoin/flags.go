@@ -63,6 +63,7 @@ type cmdFlags struct {
 	// interval
 	lower, upper, allowedLateness  durationFlag
 	lowerExclusive, upperExclusive *bool
+	uniqueLeft                     *bool
 	typ                            join.Type // and window
 	emit                           join.Emit
 	maxBuffered                    *int
@@ -114,6 +115,7 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		dur(&f.allowedLateness, "allowed-lateness", "keep elements `DUR` longer than the bounds need, so that later arrivals still join (default 0)")
 		f.maxBuffered = fs.Int("max-buffered-per-key", 0, "cap of `N` elements a key buffers on both sides together; the oldest are evicted (default 0: no cap)")
 		f.mine = append(f.mine, "max-buffered-per-key")
+		boolean(&f.uniqueLeft, "unique-left", "the left side has at most one line per key (its key is its id): when streaming, right lines that arrive while their key's left line is held are not held, and a second left line arriving then is written as late")
 	case jsonjoin.AsOf:
 		text(&f.typ, "type", join.Inner, "join `TYPE`: inner, or left (an order with no valid version is written unmatched)")
 		text(&f.emit, "emit", join.EmitFinal, "`MODE` of writing a left object's record: final (once no version at or before its time can still come) or retract (at once, retracted when a later-arriving version supersedes it)")
@@ -195,6 +197,7 @@ func (f *cmdFlags) interval(c *jsonjoin.Config) error {
 	c.Emit = f.emit
 	c.AllowedLateness = f.allowedLateness.d
 	c.MaxBufferedPerKey = *f.maxBuffered
+	c.UniqueLeft = *f.uniqueLeft
 	c.Late = *f.late
 	return nil
 }

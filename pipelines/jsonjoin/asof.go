@@ -27,6 +27,8 @@ func (c Config) validateAsOf(check func(...join.Option) error) error {
 		return invalid("MaxBufferedPerKey", "", "an as-of join takes no buffer cap: it keeps only the versions a left line may still need")
 	case c.AllowedLateness != 0:
 		return invalid("AllowedLateness", "", "an as-of join takes no allowed lateness")
+	case c.UniqueLeft:
+		return invalid("UniqueLeft", "", "an as-of join takes no unique-left declaration: it is the interval join's")
 	case c.MaxAge != 0 && !c.LimitAge:
 		return invalid("MaxAge", "", fmt.Sprintf("max age %v without LimitAge, which makes it a limit", c.MaxAge))
 	}

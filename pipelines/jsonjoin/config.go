@@ -49,6 +49,11 @@ type Config struct {
 	Emit                           join.Emit
 	AllowedLateness                time.Duration
 	MaxBufferedPerKey              int
+	// Interval only: the left side has at most one line per key (its key
+	// is its id), join.UniqueLeft: on the streaming path, right lines that
+	// arrive while their key's left line is held are not held; a second
+	// left line of a key goes to the late output.
+	UniqueLeft bool
 
 	// Interval, Window and AsOf: the join type (the zero value is
 	// join.Inner). Interval and AsOf: the emission mode; for AsOf,
@@ -195,6 +200,8 @@ func (c Config) Validate() error {
 		return invalid("Emit", "", fmt.Sprintf("%s takes no emission mode: results come when a window closes", c.Op))
 	case c.MaxBufferedPerKey != 0:
 		return invalid("MaxBufferedPerKey", "", fmt.Sprintf("%s takes no buffer cap", c.Op))
+	case c.UniqueLeft:
+		return invalid("UniqueLeft", "", fmt.Sprintf("%s takes no unique-left declaration: it is the interval join's", c.Op))
 	case c.Op == CoGroup && c.Type != join.Inner:
 		return invalid("Type", "", "cogroup takes no join type: every group is reported")
 	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
@@ -257,6 +264,9 @@ func (c Config) joinOptions() []join.Option {
 	}
 	if c.MaxBufferedPerKey != 0 {
 		opts = append(opts, join.MaxBufferedPerKey(c.MaxBufferedPerKey))
+	}
+	if c.UniqueLeft {
+		opts = append(opts, join.UniqueLeft())
 	}
 	return opts
 }

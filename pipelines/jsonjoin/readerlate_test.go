@@ -102,6 +102,63 @@ func TestReplayReaderLate(t *testing.T) {
 	}
 }
 
+// TestReplayUniqueLeft replays two files through an inner interval join,
+// Between(0, 5m), with UniqueLeft: key a has two left lines, a@0 and
+// a@60s, read in event-time order with a's right lines (a@30s, a@90s).
+// The second left line arrives while the first is held, so it goes to the
+// late file, unjoined, and the right line a@90s, which arrived while a@0
+// was held and was not held itself, pairs with a@0 only. Key b's one left
+// line joins both its right lines, as without the option.
+func TestReplayUniqueLeft(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"left.jsonl": `{"k":"a","t":0}
+{"k":"a","t":60000}
+{"k":"b","t":120000}
+`,
+		"right.jsonl": `{"k":"a","t":30000}
+{"k":"a","t":90000}
+{"k":"b","t":130000}
+{"k":"b","t":140000}
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fields := jsonl.Fields{Key: "k", Time: "t"}
+	c := jsonjoin.Config{
+		Op:    jsonjoin.Interval,
+		Left:  jsonjoin.Input{Pattern: filepath.Join(dir, "left.jsonl"), Fields: fields},
+		Right: jsonjoin.Input{Pattern: filepath.Join(dir, "right.jsonl"), Fields: fields},
+		Lower: 0, Upper: 5 * time.Minute, UniqueLeft: true,
+		Replay: true, WatermarkLag: 10 * time.Minute,
+		Out:  filepath.Join(dir, "out.jsonl"),
+		Late: filepath.Join(dir, "late.jsonl"),
+	}
+	sum, err := jsonjoin.Run(context.Background(), c, jsonjoin.DefaultRunner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOut := []string{
+		`{"kind":"pair","key":"a","left":{"k":"a","t":0},"right":{"k":"a","t":30000},"left_time":0,"right_time":30000,"time":30000}`,
+		`{"kind":"pair","key":"a","left":{"k":"a","t":0},"right":{"k":"a","t":90000},"left_time":0,"right_time":90000,"time":90000}`,
+		`{"kind":"pair","key":"b","left":{"k":"b","t":120000},"right":{"k":"b","t":130000},"left_time":120000,"right_time":130000,"time":130000}`,
+		`{"kind":"pair","key":"b","left":{"k":"b","t":120000},"right":{"k":"b","t":140000},"left_time":120000,"right_time":140000,"time":140000}`,
+	}
+	if diff := cmp.Diff(wantOut, readLines(t, c.Out)); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	wantLate := []string{`{"side":"left","key":"a","time":60000,"value":{"k":"a","t":60000}}`}
+	if diff := cmp.Diff(wantLate, readLines(t, c.Late)); diff != "" {
+		t.Errorf("late elements (-want +got):\n%s", diff)
+	}
+	if err := sum.Check(); err != nil {
+		t.Errorf("Check() = %v", err)
+	}
+}
+
 // readLines returns the lines of a file the join wrote, which are sorted.
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
