@@ -84,3 +84,34 @@ func ExampleInterval() {
 	// o2 unpaid
 	// o3 unpaid
 }
+
+// An order's ID is its identity, so the orders input has one element per
+// key: UniqueLeft says so, and the join then holds no payment that arrives
+// while its order is held (it is joined at once). The records are those of
+// the join without it.
+func ExampleUniqueLeft() {
+	t0 := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	p, s := beam.NewPipelineWithRoot()
+	orders := beam.ParDo(s, orderEvent, beam.Create(s,
+		Order{ID: "o1", Amount: 30, At: t0},
+		Order{ID: "o2", Amount: 12, At: t0.Add(time.Minute)},
+	))
+	payments := beam.ParDo(s, paymentEvent, beam.Create(s,
+		Payment{OrderID: "o1", Amount: 10, At: t0.Add(4 * time.Minute)},
+		Payment{OrderID: "o1", Amount: 20, At: t0.Add(6 * time.Minute)},
+	))
+
+	results := join.Interval[string, Order, Payment](s, orders, payments,
+		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal, join.UniqueLeft()).Records
+	got := gather(s, beam.ParDo(s, collectReconciled, results))
+	if err := ptest.Run(p); err != nil {
+		panic(err)
+	}
+	for _, line := range got() {
+		fmt.Println(line)
+	}
+	// Output:
+	// o1 paid 10 after 4m0s
+	// o1 paid 20 after 6m0s
+	// o2 unpaid
+}
