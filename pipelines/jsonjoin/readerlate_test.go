@@ -33,36 +33,19 @@ import (
 // unmatched record each, behind the watermark). The summary accounts for
 // every line.
 func TestReplayReaderLate(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
-		"left.jsonl": `{"k":"p","t":100000}
+	c := replayConfig(t, `{"k":"p","t":100000}
 {"k":"z","t":300000}
 {"k":"new","t":200000}
 {"k":"b","t":236000}
 {"k":"e","t":235000}
 {"k":"f","t":234999}
-`,
-		"right.jsonl": `{"k":"e","t":237000}
+`, `{"k":"e","t":237000}
 {"k":"b","t":238000}
 {"k":"p","t":104000}
-`,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fields := jsonl.Fields{Key: "k", Time: "t"}
-	c := jsonjoin.Config{
-		Op:    jsonjoin.Interval,
-		Left:  jsonjoin.Input{Pattern: filepath.Join(dir, "left.jsonl"), Fields: fields},
-		Right: jsonjoin.Input{Pattern: filepath.Join(dir, "right.jsonl"), Fields: fields},
-		Lower: 0, Upper: 10 * time.Second, AllowedLateness: 5 * time.Second,
-		Type: join.FullOuter, Emit: join.EmitFinal,
-		Replay: true, WatermarkLag: time.Minute,
-		Out:  filepath.Join(dir, "out.jsonl"),
-		Late: filepath.Join(dir, "late.jsonl"),
-	}
+`)
+	c.Upper, c.AllowedLateness = 10*time.Second, 5*time.Second
+	c.Type, c.Emit = join.FullOuter, join.EmitFinal
+	c.WatermarkLag = time.Minute
 	wantOut := []string{
 		`{"kind":"pair","key":"b","left":{"k":"b","t":236000},"right":{"k":"b","t":238000},"left_time":236000,"right_time":238000,"time":238000}`,
 		`{"kind":"pair","key":"e","left":{"k":"e","t":235000},"right":{"k":"e","t":237000},"left_time":235000,"right_time":237000,"time":237000}`,
@@ -110,33 +93,16 @@ func TestReplayReaderLate(t *testing.T) {
 // was held and was not held itself, pairs with a@0 only. Key b's one left
 // line joins both its right lines, as without the option.
 func TestReplayUniqueLeft(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
-		"left.jsonl": `{"k":"a","t":0}
+	c := replayConfig(t, `{"k":"a","t":0}
 {"k":"a","t":60000}
 {"k":"b","t":120000}
-`,
-		"right.jsonl": `{"k":"a","t":30000}
+`, `{"k":"a","t":30000}
 {"k":"a","t":90000}
 {"k":"b","t":130000}
 {"k":"b","t":140000}
-`,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fields := jsonl.Fields{Key: "k", Time: "t"}
-	c := jsonjoin.Config{
-		Op:    jsonjoin.Interval,
-		Left:  jsonjoin.Input{Pattern: filepath.Join(dir, "left.jsonl"), Fields: fields},
-		Right: jsonjoin.Input{Pattern: filepath.Join(dir, "right.jsonl"), Fields: fields},
-		Lower: 0, Upper: 5 * time.Minute, UniqueLeft: true,
-		Replay: true, WatermarkLag: 10 * time.Minute,
-		Out:  filepath.Join(dir, "out.jsonl"),
-		Late: filepath.Join(dir, "late.jsonl"),
-	}
+`)
+	c.Upper, c.UniqueLeft = 5*time.Minute, true
+	c.WatermarkLag = 10 * time.Minute
 	sum, err := jsonjoin.Run(context.Background(), c, jsonjoin.DefaultRunner)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +122,29 @@ func TestReplayUniqueLeft(t *testing.T) {
 	}
 	if err := sum.Check(); err != nil {
 		t.Errorf("Check() = %v", err)
+	}
+}
+
+// replayConfig writes left and right, JSON lines keyed by "k" and timed
+// by "t", to a new directory, and returns the config of an inner interval
+// join that replays them, with Between(0, 0) and no watermark lag for the
+// test to change, writing out.jsonl and late.jsonl there.
+func replayConfig(t *testing.T, left, right string) jsonjoin.Config {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range map[string]string{"left.jsonl": left, "right.jsonl": right} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fields := jsonl.Fields{Key: "k", Time: "t"}
+	return jsonjoin.Config{
+		Op:     jsonjoin.Interval,
+		Left:   jsonjoin.Input{Pattern: filepath.Join(dir, "left.jsonl"), Fields: fields},
+		Right:  jsonjoin.Input{Pattern: filepath.Join(dir, "right.jsonl"), Fields: fields},
+		Replay: true,
+		Out:    filepath.Join(dir, "out.jsonl"),
+		Late:   filepath.Join(dir, "late.jsonl"),
 	}
 }
 

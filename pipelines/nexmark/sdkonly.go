@@ -136,6 +136,16 @@ func (f *q3JoinFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.Prov
 type q3GroupFn struct{ RetainMs int64 }
 
 func (f *q3GroupFn) ProcessElement(_ int64, persons func(*Person) bool, auctions func(*Auction) bool, emit func(Q3Row)) {
+	sellerPairs(persons, auctions, func(p Person, a Auction) {
+		if d := a.DateTime - p.DateTime; d >= 0 && d <= f.RetainMs {
+			emit(q3Row(p, a))
+		}
+	})
+}
+
+// sellerPairs calls pair for every person and auction of one seller's
+// CoGroupByKey group.
+func sellerPairs(persons func(*Person) bool, auctions func(*Auction) bool, pair func(Person, Auction)) {
 	var ps []Person
 	var p Person
 	for persons(&p) {
@@ -147,9 +157,7 @@ func (f *q3GroupFn) ProcessElement(_ int64, persons func(*Person) bool, auctions
 	var a Auction
 	for auctions(&a) {
 		for _, p := range ps {
-			if d := a.DateTime - p.DateTime; d >= 0 && d <= f.RetainMs {
-				emit(q3Row(p, a))
-			}
+			pair(p, a)
 		}
 	}
 }
@@ -174,21 +182,10 @@ func Query8SDK(s beam.Scope, ev Events) beam.PCollection {
 type q8JoinFn struct{}
 
 func (f *q8JoinFn) ProcessElement(w beam.Window, _ int64, persons func(*Person) bool, auctions func(*Auction) bool, emit func(Q8Row)) {
-	var ps []Person
-	var p Person
-	for persons(&p) {
-		ps = append(ps, p)
-	}
-	if len(ps) == 0 {
-		return
-	}
 	start := w.(window.IntervalWindow).Start.Milliseconds()
-	var a Auction
-	for auctions(&a) {
-		for _, p := range ps {
-			emit(Q8Row{ID: p.ID, Name: p.Name, Reserve: a.Reserve, WindowStart: start})
-		}
-	}
+	sellerPairs(persons, auctions, func(p Person, a Auction) {
+		emit(Q8Row{ID: p.ID, Name: p.Name, Reserve: a.Reserve, WindowStart: start})
+	})
 }
 
 // auctionOrBid is an auction or a bid, keyed by the auction's id.

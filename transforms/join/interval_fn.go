@@ -131,7 +131,8 @@ type joiner struct {
 	cache keyCache
 }
 
-// process joins an arriving element and buffers it.
+// process joins an arriving element and buffers it, unless UniqueLeft
+// decides it at once.
 func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in encoded,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
 	ks, err := j.load(ctx, st, w, key)
@@ -150,10 +151,16 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		j.late(ctx, key, e, et, in, emit, emitLate)
 		return nil
 	}
-	if j.UniqueLeft && side == match.Right && ks.b.Decided() {
-		return j.decided(ctx, st, ks, key, e, et, in, emit, emitLate)
+	// Under UniqueLeft a right element that arrives while its key's one
+	// left element is buffered can match nothing else: it is joined and
+	// its fate decided now, and it is not buffered (Buffer.Decided).
+	unbuffered := j.UniqueLeft && side == match.Right && ks.b.Decided()
+	var a match.Arrival[[]byte]
+	if unbuffered {
+		a = ks.b.Join(j.Rules, e)
+	} else {
+		a = ks.b.Add(j.Rules, e)
 	}
-	a := ks.b.Add(j.Rules, e)
 	if a.Late {
 		j.late(ctx, key, e, et, in, emit, emitLate)
 		return nil
@@ -162,7 +169,30 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		counters.keysWithState.Inc(ctx, 1)
 	}
 	j.arrived(ctx, key, e, a, emit)
+	e.Matched = len(a.Partners) > 0
 
+	if unbuffered {
+		j.account(ctx, key, e, false, emit)
+		counters.notBuffered.Inc(ctx, 1)
+		if !a.Marked {
+			return nil // no state call
+		}
+		// The left element's first match, which the bag must show.
+		if err := j.rewrite(ctx, st, key, ks, emit); err != nil {
+			return err
+		}
+	} else if err := j.buffer(ctx, st, key, ks, e, emit); err != nil {
+		return err
+	}
+	ks.timer = j.timerFor(ks)
+	j.moveTimer(st, before, ks.timer)
+	return nil
+}
+
+// buffer adds e, which has just arrived and been joined, to its key's
+// buffer in state: one append, or a rewrite when the size cap evicts or
+// the bag holds enough dead elements.
+func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState, e match.Entry[[]byte], emit func(beam.EventTime, beam.X, record)) error {
 	counters.buffered.Inc(ctx, 1)
 	ks.inBag++ // appended, or rewritten below
 	switch {
@@ -170,28 +200,29 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		for _, x := range ks.b.Evict(j.Rules, j.MaxBuffered) {
 			j.remove(ctx, key, x, true, emit)
 		}
-		j.settle(ctx, key, ks, emit)
-		if err := j.store(st, ks); err != nil {
+		if err := j.rewrite(ctx, st, key, ks, emit); err != nil {
 			return err
 		}
 	case len(ks.dead) >= compactAfter || ks.stale > 0:
 		// The bag holds enough that its cleanup records removed: write
 		// it without them.
-		j.settle(ctx, key, ks, emit)
-		if err := j.store(st, ks); err != nil {
+		if err := j.rewrite(ctx, st, key, ks, emit); err != nil {
 			return err
 		}
 	default:
-		e.Matched = len(a.Partners) > 0
-		chunk := bagstate.AppendEntry(nil, e)
-		if err := st.buffer.Add(st.sp, chunk); err != nil {
+		if err := st.buffer.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 		}
 	}
 	counters.bufferedPerKey.Update(ctx, int64(ks.len()))
-	ks.timer = j.timerFor(ks)
-	j.moveTimer(st, before, ks.timer)
 	return nil
+}
+
+// rewrite writes ks back to state without the cleanup records its bag
+// holds, after counting what they removed (settle, store).
+func (j *joiner) rewrite(ctx context.Context, st stores, key beam.X, ks *keyState, emit func(beam.EventTime, beam.X, record)) error {
+	j.settle(ctx, key, ks, emit)
+	return j.store(st, ks)
 }
 
 // arrived emits what the arrival a of e makes: retractions, pairs and
@@ -226,46 +257,16 @@ func (j *joiner) late(ctx context.Context, key beam.X, e match.Entry[[]byte], et
 	emitLate(et, key, in)
 }
 
-// decided joins a right element that arrived while its key's one left
-// element is buffered (UniqueLeft; Buffer.Decided) without buffering it:
-// its pairs, its unmatched record whatever the emission mode, and its
-// fate, at once. State changes only when the element is the left
-// element's first match, which the bag must then show: it is rewritten
-// with the flag set (two state calls). Any other such element makes no
-// state call.
-func (j *joiner) decided(ctx context.Context, st stores, ks *keyState, key beam.X, e match.Entry[[]byte], et beam.EventTime, in encoded,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	a := ks.b.Join(j.Rules, e)
-	if a.Late {
-		j.late(ctx, key, e, et, in, emit, emitLate)
-		return nil
-	}
-	j.arrived(ctx, key, e, a, emit)
-	e.Matched = len(a.Partners) > 0
-	if j.Rules.UnmatchedOnRemoval(e.Side, e.Matched) {
-		emit(et, key, single(KindUnmatched, e))
-		counters.unmatchedOut[e.Side].Inc(ctx, 1)
-	}
-	f := j.Rules.FateOf(e.Side, e.Matched, false)
-	counters.fate[e.Side][f].Inc(ctx, 1)
-	j.emitFate(key, e.Side, e.Time, f, emit)
-	counters.decided.Inc(ctx, 1)
-	if !a.Marked {
-		return nil
-	}
-	before := ks.timer
-	j.settle(ctx, key, ks, emit)
-	if err := j.store(st, ks); err != nil {
-		return err
-	}
-	ks.timer = j.timerFor(ks)
-	j.moveTimer(st, before, ks.timer)
-	return nil
+// remove accounts for an element leaving the buffer.
+func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
+	j.account(ctx, key, x, evicted, emit)
+	counters.buffered.Inc(ctx, -1)
 }
 
-// remove accounts for an element leaving the buffer, emitting it as
-// unmatched if the emission mode says so.
-func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
+// account gives x, which leaves the join (or, under UniqueLeft, is never
+// buffered), its fate, emitting it as unmatched if the emission mode says
+// so.
+func (j *joiner) account(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
 	if j.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
 		emit(beam.EventTime(x.Time), key, single(KindUnmatched, x))
 		counters.unmatchedOut[x.Side].Inc(ctx, 1)
@@ -273,7 +274,6 @@ func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], 
 	f := j.Rules.FateOf(x.Side, x.Matched, evicted)
 	counters.fate[x.Side][f].Inc(ctx, 1)
 	j.emitFate(key, x.Side, x.Time, f, emit)
-	counters.buffered.Inc(ctx, -1)
 }
 
 // single is an unmatched or retract record for x.
@@ -315,8 +315,7 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 	for _, x := range ks.b.Expire(j.Rules, t.fire) {
 		j.remove(ctx, key, x, false, emit)
 	}
-	j.settle(ctx, key, ks, emit)
-	if err := j.store(st, ks); err != nil {
+	if err := j.rewrite(ctx, st, key, ks, emit); err != nil {
 		return err
 	}
 	// The timer that fired is gone; others may still be set (pending).

@@ -19,7 +19,7 @@ var counters = func() (c struct {
 	cacheMisses        beam.Counter
 	staleFirings       beam.Counter
 	leftDuplicate      beam.Counter
-	decided            beam.Counter
+	notBuffered        beam.Counter
 	bufferedPerKey     beam.Distribution
 	boundedGroupBytes  beam.Distribution
 }) {
@@ -39,7 +39,7 @@ var counters = func() (c struct {
 	c.cacheMisses = beam.NewCounter(Namespace, "cache_misses")
 	c.staleFirings = beam.NewCounter(Namespace, "stale_firings")
 	c.leftDuplicate = beam.NewCounter(Namespace, "left_duplicate")
-	c.decided = beam.NewCounter(Namespace, "right_not_buffered")
+	c.notBuffered = beam.NewCounter(Namespace, "right_not_buffered")
 	c.bufferedPerKey = beam.NewDistribution(Namespace, "buffered_per_key")
 	c.boundedGroupBytes = beam.NewDistribution(Namespace, "bounded_group_bytes")
 	return c
