@@ -82,11 +82,12 @@ bench: tools
 
 # A longer fuzz run of the matching core against its brute-force oracle, then
 # the interval join on Prism against the SPEC oracle on 1000 random cases
-# (a failure prints its seed and a command that replays the case).
+# (a failure prints its seed and a command that replays the case), then the
+# runner-model harness on 50,000 generated cases (make test runs 1,000-2,000).
 fuzz:
 	$(GO) test ./transforms/internal/match -run '^$$' -fuzz FuzzBuffer -fuzztime 60s
 	BEAMJOIN_DIFF_SEED=random BEAMJOIN_DIFF_CASES=1000 $(GO) test ./transforms/join -run '^TestDifferential$$' -count=1 -timeout 60m
-	BEAMJOIN_MODEL_CASES=5000 $(GO) test ./transforms/join -run '^TestRunnerModel(UniqueLeft)?$$' -count=1 -timeout 60m
+	BEAMJOIN_MODEL_CASES=50000 $(GO) test ./transforms/join -run '^TestRunnerModel(UniqueLeft|Monotone)?$$' -count=1 -timeout 60m
 
 # Issue 9's check of late data as a user would make it, at its size: 2 x
 # 12,500 shuffled orders and payments replayed through `beamjoin interval

@@ -51,6 +51,14 @@ func init() {
 // (upper - lower + 1 ms): an element's partners are then in at most two
 // buckets. MaxBufferedPerKey, which caps a key's elements across its
 // buckets, cannot be combined with it; Bounded ignores it.
+//
+// What it does not cover: two partners that both arrive further behind
+// the watermark than LateBehind, on a key whose cleanup progress does not
+// reach them (a new or forgotten key), can miss each other and their pair
+// be lost, on any runner, where the default layout pairs them or judges
+// the second late. A source that sends such elements to a late output of
+// its own first, as the beamjoin command does, closes the gap
+// (docs/design/interval.md, "Why the split is exact").
 func SplitKeys(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.split, c.splitWidth = true, d; c.set |= setSplitKeys })
 }

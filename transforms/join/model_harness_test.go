@@ -70,6 +70,17 @@ type modelSchedule struct {
 	WindowSize int64   // fixed windows of both inputs, ms; 0: the global window
 	Horizon    int64   // the join's ProgressHorizon, ms; 0: the default (an hour, longer than any case)
 	UniqueLeft bool    // the join takes UniqueLeft, in the bag layout (the case must have one left element per key)
+	// Monotone: the split layout's watermarks never go back, as every
+	// runner's (Prism's, Flink's, Dataflow's): a first-stage hold set
+	// behind its output watermark, or a piece sent behind a bucket's input
+	// watermark, holds nothing. Without it, they hold (the assumption
+	// docs/design/interval.md states the split layout's exactness under).
+	Monotone bool
+	// SourceLate: an element further behind the input watermark than
+	// join.LateBehind on arrival never reaches the join, as a source that
+	// judges lateness (jsonl.Source.JudgeLate) sends it to its own late
+	// output.
+	SourceLate bool
 }
 
 // A step of a bundle: an element of a key, a piece of the split layout
@@ -131,6 +142,14 @@ type modelRun struct {
 	// unbuffered counts the right elements on time whose processing
 	// wrote no state (UniqueLeft's), retried ones included.
 	unbuffered int
+	// Under Monotone: the first stage's output watermark and each
+	// bucket's input watermark so far.
+	firstOut int64
+	bucketIn map[string]int64
+	// Under SourceLate: how far behind the watermark an element of each
+	// side may arrive (join.LateBehind), ms, and how many did not.
+	lateBehind [2]int64
+	sourceLate int
 }
 
 const modelInfinity = int64(1) << 62
@@ -142,7 +161,8 @@ func runModel(c dCase, sc modelSchedule, seed uint64) *modelRun {
 	}
 	r := &modelRun{c: c, sc: sc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x72756e6e)),
 		place: map[string]int{}, state: map[string]*join.ModelKeyState{}, keyWM: map[string]int64{},
-		inputWM: noWatermark, behind: map[string]int64{}, lateness: c.Spec.Lateness}
+		inputWM: noWatermark, behind: map[string]int64{}, lateness: c.Spec.Lateness,
+		firstOut: noWatermark, bucketIn: map[string]int64{}}
 	r.opts = joinOptions(c.Spec, "bag")
 	if sc.UniqueLeft {
 		r.opts = append(r.opts, join.UniqueLeft())
@@ -152,6 +172,16 @@ func runModel(c dCase, sc modelSchedule, seed uint64) *modelRun {
 		r.opts, r.split = joinOptions(c.Spec, "split"), true
 		c.Spec.Grid = true // the oracle cleans up as the split layout does
 		r.c = c
+	}
+	if sc.SourceLate {
+		for i, side := range []join.Side{join.Left, join.Right} {
+			d, err := join.LateBehind(side, r.opts...)
+			if err != nil {
+				r.bad("join.LateBehind: %v", err)
+				return r
+			}
+			r.lateBehind[i] = d.Milliseconds()
+		}
 	}
 	r.queue, r.byVal, r.bucketsOf = map[string][]join.ModelPiece{}, map[string]oElem{}, map[string]map[string]bool{}
 	for _, st := range c.Script {
@@ -243,6 +273,10 @@ func (r *modelRun) play() {
 		}
 		var steps []mStep
 		for i := range now {
+			if r.sc.SourceLate && r.inputWM-now[i].Time > r.lateBehind[now[i].Side] {
+				r.sourceLate++ // the source's late output, not the join's
+				continue
+			}
 			steps = append(steps, mStep{key: now[i].Key, elem: &now[i]})
 		}
 		r.run(steps)
@@ -308,6 +342,12 @@ func (r *modelRun) inputOf(k string) int64 {
 	for _, pc := range r.queue[k] {
 		w = min(w, pc.At)
 	}
+	if r.sc.Monotone {
+		if p, ok := r.bucketIn[k]; ok {
+			w = max(w, p)
+		}
+		r.bucketIn[k] = w
+	}
 	return w
 }
 
@@ -364,6 +404,10 @@ func (r *modelRun) firstStageOutput() int64 {
 				w = min(w, t.Hold)
 			}
 		}
+	}
+	if r.sc.Monotone {
+		w = max(w, r.firstOut)
+		r.firstOut = w
 	}
 	return w
 }
@@ -805,7 +849,7 @@ func TestRunnerModel(t *testing.T) {
 	if replayModelSeed(t, false) {
 		return
 	}
-	n := modelSize(t, 150)
+	n := modelSize(t, 2000)
 	failed, found, example := 0, map[string]int{}, map[string]string{}
 	for i := range n {
 		cs := caseSeed(20261203, i)
@@ -889,6 +933,71 @@ func TestRunnerModelRecorded(t *testing.T) {
 	}
 }
 
+// TestRunnerModelMonotone runs generated cases in the split layout
+// (SplitKeys) under every schedule of modelSchedules with watermarks that
+// never go back (Monotone), as every runner's. Fed by a source that judges
+// lateness (SourceLate), every run must pass: the pieces of the elements
+// the join takes are at most join.LateBehind behind the watermark, none
+// of their partners can have expired by then, and a piece waiting for its
+// bucket holds the bucket's timers. Fed every element, the split layout
+// can lose a pair of two elements that both arrived further behind the
+// watermark than the allowed lateness (docs/design/interval.md): every
+// failing run must have such a pair, and the test counts them.
+func TestRunnerModelMonotone(t *testing.T) {
+	n := modelSize(t, 1000)
+	runs, failed, exposed, dropped := 0, 0, 0, 0
+	for i := range n {
+		cs := caseSeed(20261206, i)
+		c := genCase(cs)
+		if c.Spec.MaxBuffered != 0 {
+			continue // SplitKeys refuses MaxBufferedPerKey
+		}
+		for si, sc := range modelSchedules {
+			sc.Monotone = true
+			ss := caseSeed(cs, si) | 1 // odd: the split layout
+			for _, sourceLate := range []bool{true, false} {
+				sc.SourceLate = sourceLate
+				r := runModel(c, sc, ss)
+				runs++
+				if !r.split {
+					t.Fatalf("%v: not in the split layout", r)
+				}
+				dropped += r.sourceLate
+				if len(r.problems) == 0 {
+					continue
+				}
+				if !sourceLate && r.behindPair() {
+					exposed++
+					continue
+				}
+				if failed++; failed <= 3 {
+					t.Errorf("%v, SourceLate %v (case %#x, schedule %d, seed %#x):\n%s", r, sourceLate, cs, si, ss, strings.Join(r.problems, "\n"))
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d runs failed", failed, runs)
+	}
+	if dropped == 0 {
+		t.Errorf("no element went to the source's late output in %d runs", runs)
+	}
+	t.Logf("%d runs; fed every element, %d lost records to a pair of elements both behind the watermark beyond the allowed lateness; the source's late output took %d elements", runs, exposed, dropped)
+}
+
+// behindPair reports whether two partners arrived further behind the
+// input watermark than the allowed lateness, both.
+func (r *modelRun) behindPair() bool {
+	for _, a := range r.arr {
+		for _, b := range r.arr {
+			if a.Elem.Side == oLeft && r.c.Spec.pairOf(a.Elem, b.Elem) && r.behind[a.Elem.Val] > r.lateness && r.behind[b.Elem.Val] > r.lateness {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestRunnerModelUniqueLeft runs generated cases made to have one left
 // element per key (uniqueLefts) under every schedule of modelSchedules
 // with UniqueLeft, and checks each run against the oracle of the join
@@ -898,7 +1007,7 @@ func TestRunnerModelUniqueLeft(t *testing.T) {
 	if replayModelSeed(t, true) {
 		return
 	}
-	n := modelSize(t, 150)
+	n := modelSize(t, 2000)
 	failed, decided := 0, 0
 	for i := range n {
 		cs := caseSeed(20261205, i)
