@@ -100,7 +100,11 @@ type splitStores struct {
 // before the element arrives removes none of them as long as the runner
 // gives the bucket the element (sent before the tick at g) before its
 // timer fires at g, as every runner does that processes a stage's pending
-// input before letting its watermark pass it (see docs/design/interval.md).
+// input before letting its watermark pass it, for an element that arrived
+// at most LateBehind behind the watermark. Two partners that both arrived
+// further behind, on a key whose progress does not reach them, can miss
+// each other (the watermark had passed before the pieces were sent, so they
+// hold nothing): see docs/design/interval.md, "Why the split is exact".
 type spreader struct {
 	Rules      match.Rules
 	Grid       int64 // CleanupEvery, ms
