@@ -64,6 +64,7 @@ func report(w io.Writer, r results) {
 	windowLate(w, r, &t)
 	batchWindow(w, r, &t)
 	bundleCache(w, r, &t)
+	resultDecode(w, r, &t)
 	stateBytes(w, r, &t)
 	t.print(w)
 }

@@ -7,6 +7,7 @@ package join
 // CoGroup and Connect use too.
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"time"
@@ -25,11 +26,44 @@ func init() {
 // resultFn decodes records into the author's Result[K,L,R]. It is not
 // generic, so it can be registered in init; the result type travels as a
 // field and values are built by reflection.
+//
+// A join emits an element's records in a row (a left element's pairs with
+// each of its partners, in a sweep or as its partners arrive), so resultFn
+// keeps the last value it decoded on each side with its encoding and
+// decodes an equal encoding only once. Each Result still gets its own copy
+// of the value; values that hold slices, maps or pointers share what they
+// point to with the other Results of that element, as Beam Go shares a
+// value among the consumers of one PCollection. Beam's rule applies: a
+// DoFn does not modify its input.
 type resultFn struct {
 	Out         beam.EncodedType
 	Left, Right coders.Element
 
 	kind, key, left, right, leftTime, rightTime, time int
+	last                                              [2]lastDecoded
+	noCache                                           bool // for benchmarks
+}
+
+// lastDecoded is the last value a side's coder decoded, and its encoding.
+type lastDecoded struct {
+	enc []byte
+	v   any
+	ok  bool
+}
+
+// decode returns the value encoded in b, decoding it with c unless it is
+// the last one decoded.
+func (d *lastDecoded) decode(c *coders.Element, b []byte) (any, error) {
+	if d.ok && bytes.Equal(d.enc, b) {
+		return d.v, nil
+	}
+	d.ok = false
+	v, err := c.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	d.enc, d.v, d.ok = append(d.enc[:0], b...), v, true
+	return v, nil
 }
 
 // fieldIndexes sets each *int to the index of the field of t it is named
@@ -68,19 +102,37 @@ func (f *resultFn) ProcessElement(et beam.EventTime, key beam.X, r record, emit 
 	v.Field(f.kind).Set(reflect.ValueOf(r.Kind))
 	v.Field(f.key).Set(reflect.ValueOf(key))
 	if r.HasLeft {
-		if err := setDecoded(v.Field(f.left), &f.Left, r.Left); err != nil {
+		if err := f.setValue(v.Field(f.left), Left, r.Left); err != nil {
 			return err
 		}
 		v.Field(f.leftTime).Set(reflect.ValueOf(time.UnixMilli(r.LeftTime).UTC()))
 	}
 	if r.HasRight {
-		if err := setDecoded(v.Field(f.right), &f.Right, r.Right); err != nil {
+		if err := f.setValue(v.Field(f.right), Right, r.Right); err != nil {
 			return err
 		}
 		v.Field(f.rightTime).Set(reflect.ValueOf(time.UnixMilli(r.RightTime).UTC()))
 	}
 	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
 	emit(v.Interface())
+	return nil
+}
+
+// setValue sets ptr, the field of type *T of side s, to a new copy of the
+// value encoded in b.
+func (f *resultFn) setValue(ptr reflect.Value, s Side, b []byte) error {
+	c := &f.Left
+	if s == Right {
+		c = &f.Right
+	}
+	if f.noCache {
+		return setDecoded(ptr, c, b)
+	}
+	x, err := f.last[s].decode(c, b)
+	if err != nil {
+		return err
+	}
+	setPointer(ptr, x)
 	return nil
 }
 
