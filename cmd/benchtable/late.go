@@ -65,27 +65,46 @@ func batchWindow(w io.Writer, r results, t *targets) {
 // interleaved, so that each pair saw the same machine load); else the
 // ratio of their medians.
 func (r results) pairedRatio(a, b, unit string) (float64, bool) {
+	return median(r.pairedRatios(a, b, unit))
+}
+
+// pairedRatios is each run's ratio of a's value over b's in unit, the i-th
+// run of each paired, when both have the same number of runs; else the one
+// ratio of their medians; none if either has no runs or a zero divides.
+func (r results) pairedRatios(a, b, unit string) []float64 {
 	as, bs := r[a][unit], r[b][unit]
 	if len(as) == 0 || len(bs) == 0 {
-		return 0, false
+		return nil
 	}
 	if len(as) != len(bs) {
 		am, _ := r.median(a, unit)
 		bm, _ := r.median(b, unit)
-		return am / bm, bm != 0
+		if bm == 0 {
+			return nil
+		}
+		return []float64{am / bm}
 	}
 	var rs []float64
 	for i := range as {
 		if bs[i] == 0 {
-			return 0, false
+			return nil
 		}
 		rs = append(rs, as[i]/bs[i])
 	}
-	slices.Sort(rs)
-	if n := len(rs); n%2 == 0 {
-		return (rs[n/2-1] + rs[n/2]) / 2, true
+	return rs
+}
+
+// median is the median of vs, and whether there are any.
+func median(vs []float64) (float64, bool) {
+	if len(vs) == 0 {
+		return 0, false
 	}
-	return rs[len(rs)/2], true
+	vs = slices.Clone(vs)
+	slices.Sort(vs)
+	if n := len(vs); n%2 == 0 {
+		return (vs[n/2-1] + vs[n/2]) / 2, true
+	}
+	return vs[len(vs)/2], true
 }
 
 // bundleCacheOrder lists the BenchmarkIntervalBundleCache bounds in the

@@ -65,6 +65,8 @@ func report(w io.Writer, r results) {
 	batchWindow(w, r, &t)
 	bundleCache(w, r, &t)
 	resultDecode(w, r, &t)
+	nexmark(w, r, &t)
+	nexmarkRSS(w, r, &t)
 	stateBytes(w, r, &t)
 	t.print(w)
 }
@@ -344,7 +346,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issues 6, 9, 14 and 28)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6, 9, 14, 28 and 30)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}

@@ -63,15 +63,7 @@ func parse(r io.Reader) (results, error) {
 // median returns the median of the named benchmark's values in unit, and
 // whether there were any.
 func (r results) median(name, unit string) (float64, bool) {
-	vs := slices.Clone(r[name][unit])
-	if len(vs) == 0 {
-		return 0, false
-	}
-	slices.Sort(vs)
-	if n := len(vs); n%2 == 0 {
-		return (vs[n/2-1] + vs[n/2]) / 2, true
-	}
-	return vs[len(vs)/2], true
+	return median(r[name][unit])
 }
 
 // runs returns how many values the named benchmark has in unit.
