@@ -16,23 +16,32 @@ var (
 	benchEvents = flag.Int64("nexmark-events", 100_000, "BenchmarkQuery: events per run")
 	benchQuery  = flag.String("nexmark-query", "", "BenchmarkQuery: only this query (q3, q8, q9)")
 	rssEvents   = flag.String("nexmark-rss-events", "100000,1000000", "BenchmarkStreamingPeakRSS: the two event counts, small,large")
+	sdkFirst    = flag.Bool("nexmark-sdk-first", false, "BenchmarkQuery: run each query's SDK-only version before beamjoin's")
 )
 
-// BenchmarkQuery runs each query, beamjoin's version and then the SDK-only
-// one, bounded and streaming, on Prism in process, counting rows only, and
+// BenchmarkQuery runs each query, beamjoin's version and the SDK-only one,
+// bounded and streaming, on Prism in process, counting rows only, and
 // reports events/s of wall time (pipeline construction included) and the
 // process's CPU time per event (cpu-ns/event, runner included). The two
 // versions of a query run back to back, so that their ratio is of runs
-// under the same load. Rows are checked by TestQueriesMatchSQLite, not here.
+// under the same load: beamjoin's first, or the SDK-only one's with
+// -nexmark-sdk-first. (With -count, Go repeats each version's run in place,
+// so rounds of pairs take one process each: make nexmark runs
+// NEXMARK_COUNT of them, alternating the order.) Rows are checked by
+// TestQueriesMatchSQLite, not here.
 //
 //	go test ./pipelines/nexmark -run '^$' -bench BenchmarkQuery -benchtime 1x -nexmark-events 1000000
 func BenchmarkQuery(b *testing.B) {
+	versions := []bool{false, true} // SDK-only?
+	if *sdkFirst {
+		versions = []bool{true, false}
+	}
 	for _, q := range Queries {
 		if *benchQuery != "" && string(q) != *benchQuery {
 			continue
 		}
 		for _, stream := range []bool{false, true} {
-			for _, sdkOnly := range []bool{false, true} {
+			for _, sdkOnly := range versions {
 				name := fmt.Sprintf("%s/%s/%s/N=%d", q, map[bool]string{false: "beamjoin", true: "sdk-only"}[sdkOnly],
 					map[bool]string{false: "bounded", true: "streaming"}[stream], *benchEvents)
 				b.Run(name, func(b *testing.B) {
