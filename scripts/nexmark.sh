@@ -11,9 +11,10 @@
 # sizes of NEXMARK_RSS_EVENTS, default 10000,100000). BenchmarkQuery runs
 # NEXMARK_COUNT rounds (default 3), each in a process of its own, the two
 # versions of a query back to back, beamjoin's first in odd rounds and
-# second in even ones, so that each ratio is the median of paired runs. Raw results go to
-# .nexmark/; the benchmark lines to .nexmark/bench.txt, and their table,
-# with issue 30's targets, to .nexmark/table.txt (cmd/benchtable).
+# second in even ones, so that each ratio is the median of paired runs.
+# Raw results go to .nexmark/; the benchmark lines to .nexmark/bench.txt,
+# and their table, with issue 30's targets, to .nexmark/table.txt
+# (cmd/benchtable).
 set -eu
 GO=${GO:-go}
 N=${NEXMARK_EVENTS:-100000}

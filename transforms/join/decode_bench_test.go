@@ -58,32 +58,40 @@ func fanOutRecords(b testing.TB, n, per int) (*resultFn, []record) {
 	return f, recs
 }
 
-// BenchmarkResultDecode decodes a fan-out join's records into Results:
-// 100 left values with 46 partners each (winning bids' proportion of bids
-// to auctions is 46 : 3, and a bid names one of the last 100 auctions), with
-// the decode cache of the previous left and right value and without it.
+// BenchmarkResultDecode decodes a join's records into Results, with the
+// cache of the last value decoded on each side and without it, on 4,600
+// records of two shapes: fan-out, 100 left values with 46 partners each
+// (winning bids' proportion of bids to auctions is 46 : 3, and a bid names
+// one of the last 100 auctions), where the cache saves most left decodes;
+// and one-to-one, 4,600 left values with one partner each, where it saves
+// none and costs its compare and copy.
 func BenchmarkResultDecode(b *testing.B) {
-	for _, cached := range []bool{false, true} {
-		name := "uncached"
-		if cached {
-			name = "cached"
-		}
-		b.Run(name, func(b *testing.B) {
-			f, recs := fanOutRecords(b, 100, 46)
-			f.noCache = !cached
-			et := beam.EventTime(0)
-			var n int
-			emit := func(beam.Y) { n++ }
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				for _, r := range recs {
-					if err := f.ProcessElement(et, int64(1), r, emit); err != nil {
-						b.Fatal(err)
+	shapes := []struct {
+		name   string
+		n, per int
+	}{{"fan-out", 100, 46}, {"one-to-one", 4600, 1}}
+	for _, shape := range shapes {
+		for _, cached := range []bool{false, true} {
+			name := shape.name + "/uncached"
+			if cached {
+				name = shape.name + "/cached"
+			}
+			b.Run(name, func(b *testing.B) {
+				f, recs := fanOutRecords(b, shape.n, shape.per)
+				f.noCache = !cached
+				var n int
+				emit := func(beam.Y) { n++ }
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					for _, r := range recs {
+						if err := f.ProcessElement(beam.EventTime(0), int64(1), r, emit); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/record")
-		})
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/record")
+			})
+		}
 	}
 }

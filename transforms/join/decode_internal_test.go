@@ -53,14 +53,22 @@ func TestResultDecodeCache(t *testing.T) {
 	}
 
 	// A bad encoding after a good one is an error, not the cached value;
-	// the good one decodes again after it.
+	// the same instance then decodes the good one again.
+	f, _ := fanOutRecords(t, 0, 0)
+	var after []Result[int64, benchAuction, benchBid]
+	keep := func(y beam.Y) { after = append(after, y.(Result[int64, benchAuction, benchBid])) }
 	bad := recs[0]
 	bad.Left = append([]byte(nil), recs[0].Left[:len(recs[0].Left)-1]...)
-	if _, err := decodeAll(false, []record{recs[0], bad}); err == nil {
+	if err := f.ProcessElement(0, int64(7), recs[0], keep); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ProcessElement(0, int64(7), bad, keep); err == nil {
 		t.Error("a truncated left value decoded without error after a good one")
 	}
-	got, err = decodeAll(false, []record{recs[0], recs[1]})
-	if err != nil || len(got) != 2 || got[1].Left.ID != 1000 || got[1].LeftTime != time.UnixMilli(recs[1].LeftTime).UTC() {
-		t.Errorf("after a good value: %+v, %v", got, err)
+	if err := f.ProcessElement(0, int64(7), recs[1], keep); err != nil {
+		t.Fatalf("the good value after a bad one: %v", err)
+	}
+	if len(after) != 2 || after[1].Left.ID != 1000 || after[1].LeftTime != time.UnixMilli(recs[1].LeftTime).UTC() {
+		t.Errorf("after a bad value, got %+v", after)
 	}
 }
