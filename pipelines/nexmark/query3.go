@@ -76,8 +76,9 @@ func Query3(s beam.Scope, ev Events, retain time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.Query3")
 	persons, auctions := q3Inputs(s, ev)
 	// A person's id never comes back once its auctions are past (sellers
-	// are recent persons), so its key is forgotten one join memory after
-	// its data is gone (ProgressHorizon(0)) rather than kept an hour. A
+	// are recent persons), and the stream's watermark is exact (no event
+	// is ever behind it), so its key is forgotten in the firing that
+	// removes its data (ProgressHorizon(0)) rather than kept an hour. A
 	// person is the only left element of its id (UniqueLeft), so the join
 	// buffers no auction whose seller it holds.
 	out := join.Interval[int64, Person, Auction](s, persons, auctions,

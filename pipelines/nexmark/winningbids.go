@@ -55,8 +55,9 @@ type WinningBid struct {
 // An auction is its id's only element (join.UniqueLeft), so the join
 // buffers no bid of an auction it holds (the first one rewrites the
 // auction as matched; the others make no state write), and an auction's
-// id never comes back once its bids are past, so its key is forgotten one
-// join memory after its data is gone (ProgressHorizon(0)).
+// id never comes back once its bids are past and no event is behind the
+// stream's watermark, so its key is forgotten in the firing that removes
+// its data (ProgressHorizon(0)).
 // The pairs are filtered on expires and the reserve, each moved to its
 // auction's last open millisecond (expires - 1), and combined per auction
 // in a 1 ms window there, so that an auction's winner is emitted once,

@@ -80,7 +80,8 @@ type oSpec struct {
 	Grid bool
 	// Horizon is the join's ProgressHorizon in milliseconds (the
 	// runner-model harness sets it); 0: the default, longer than any
-	// case, so that no key forgets its progress within one.
+	// case, so that no key forgets its progress within one; horizonZero:
+	// ProgressHorizon(0).
 	Horizon int64
 	// UniqueLeft: the join takes join.UniqueLeft (the runner-model
 	// harness, on cases with one left element per key), and buffers no
@@ -391,8 +392,8 @@ func (s *oSim) timer() (int64, bool) {
 // is gone"), so it is only relied on while the key holds data.
 //
 // With a horizon (oSpec.Horizon), a key whose cleanup emptied it at
-// firing t forgets even that at roundUp(t + join memory + horizon,
-// CleanupEvery) (join.ProgressHorizon): from then on it is a new key.
+// firing t forgets even that at forgetTime(t) (join.ProgressHorizon):
+// from then on it is a new key.
 func (s *oSim) cleanUp(w int64) {
 	for {
 		t, ok := s.timer()
@@ -413,15 +414,35 @@ func (s *oSim) cleanUp(w int64) {
 			kept = append(kept, x)
 		}
 		s.buf = kept
-		if len(s.buf) == 0 && s.sp.Horizon > 0 {
-			lo, hi := s.sp.bounds()
-			memory := max(hi, 0) + max(-lo, 0) + s.sp.Lateness + 1
-			s.forgetAt, s.forgetting = oRoundUp(t+memory+s.sp.Horizon, s.sp.every()), true
+		if len(s.buf) == 0 && s.sp.Horizon != 0 {
+			s.forgetAt, s.forgetting = s.sp.forgetTime(t), true
 		}
 	}
 	if len(s.buf) == 0 {
 		s.progress = noWatermark
 	}
+}
+
+// horizonZero is oSpec.Horizon (and modelSchedule.Horizon) for
+// join.ProgressHorizon(0), whose 0 means the default.
+const horizonZero = -1
+
+// forgetTime is when a key whose cleanup firing at t emptied it forgets
+// its progress: in the default layout the horizon after t, rounded up to
+// CleanupEvery, or at t itself with a horizon of zero; in the split layout
+// (Grid) one join memory (the span, the allowed lateness and a
+// millisecond) and the horizon after t, rounded up.
+func (sp oSpec) forgetTime(t int64) int64 {
+	h := max(sp.Horizon, 0)
+	if sp.Grid {
+		lo, hi := sp.bounds()
+		memory := max(hi, 0) + max(-lo, 0) + sp.Lateness + 1
+		return oRoundUp(t+memory+h, sp.every())
+	}
+	if h == 0 {
+		return t
+	}
+	return oRoundUp(t+h, sp.every())
 }
 
 // oRoundUp rounds t up to a multiple of every (join.CleanupEvery's

@@ -110,8 +110,8 @@ type joiner struct {
 	// NoCache turns the bundle cache off (benchmarks measure it).
 	NoCache bool
 	// Horizon is how long, in milliseconds of event time, a key that
-	// holds only its cleanup progress keeps it in state beyond one join
-	// memory (ProgressHorizon); see forgetAt.
+	// holds only its cleanup progress keeps it in state
+	// (ProgressHorizon); see forgetAt.
 	Horizon int64
 	// CacheBytes bounds the bundle cache (BundleCacheBytes; 0: the
 	// default).
@@ -301,19 +301,16 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		return nil
 	}
 	if ks.len() == 0 {
-		// Only progress is left, and its horizon is up (forgetAt): the
-		// state goes, and the key is new to the join from now on, on
-		// every worker alike.
-		j.settle(ctx, key, ks, emit)
-		if err := st.buffer.Clear(st.sp); err != nil {
-			return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
-		}
-		ks.forgotten()
-		counters.keysWithState.Inc(ctx, -1)
-		return nil
+		// Only progress is left, and its horizon is up (forgetAt).
+		return j.forgetKey(ctx, st, key, ks, pending, emit)
 	}
 	for _, x := range ks.b.Expire(j.Rules, t.fire) {
 		j.remove(ctx, key, x, false, emit)
+	}
+	if ks.b.Len() == 0 && j.forgetAt(ks.b.Progress) <= t.fire {
+		// The firing removed the key's last element, and its progress
+		// has no horizon to wait for (ProgressHorizon(0)).
+		return j.forgetKey(ctx, st, key, ks, pending, emit)
 	}
 	if err := j.rewrite(ctx, st, key, ks, emit); err != nil {
 		return err
@@ -321,6 +318,21 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 	// The timer that fired is gone; others may still be set (pending).
 	ks.timer = j.timerFor(ks)
 	j.moveArmed(st, pending, ks.timer)
+	return nil
+}
+
+// forgetKey clears the state of a key that holds no element and whose
+// progress is due to be forgotten, and the runner timers still set for it
+// (pending): the key is new to the join from now on, on every worker
+// alike.
+func (j *joiner) forgetKey(ctx context.Context, st stores, key beam.X, ks *keyState, pending []armed, emit func(beam.EventTime, beam.X, record)) error {
+	j.settle(ctx, key, ks, emit)
+	if err := st.buffer.Clear(st.sp); err != nil {
+		return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)
+	}
+	j.moveArmed(st, pending, timer{})
+	ks.forgotten()
+	counters.keysWithState.Inc(ctx, -1)
 	return nil
 }
 

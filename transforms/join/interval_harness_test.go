@@ -176,10 +176,15 @@ func newHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration, cac
 
 // newLayoutHarness returns a harness for the default layout's joiner j,
 // whose Rules, CleanupEvery and MaxBuffered it takes. Its bundle cache is
-// bounded at cacheBytes (0: the default; negative: no cache).
+// bounded at cacheBytes (0: the default; negative: no cache). A Horizon of
+// zero is taken for the default (DefaultProgressHorizon), as Interval
+// does; a test of ProgressHorizon(0) sets h.j.Horizon to zero.
 func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 	t.Helper()
 	h := newBareHarness(t)
+	if j.Horizon == 0 {
+		j.Horizon = DefaultProgressHorizon.Milliseconds()
+	}
 	j.Key, j.CacheBytes, j.NoCache = h.keyCoder(), max(cacheBytes, 0), cacheBytes < 0
 	j.AppendCleanup = appendable(j.Rules) // tests may turn it off in h.j
 	fn := statefulFn(j)

@@ -194,8 +194,8 @@ func TestIntervalStaleCleanupRecord(t *testing.T) {
 	if got := first.FireTimestamp.Milliseconds(); got != 15_001 {
 		t.Fatalf("the record timer fires at %d, want 15001 (l1's expiry)", got)
 	}
-	if got := h.timerTagged("a", "").FireTimestamp.Milliseconds(); got != 25_002 {
-		t.Fatalf("the forgetting timer beside it fires at %d, want 25002", got)
+	if got, want := h.timerTagged("a", "").FireTimestamp.Milliseconds(), 15_001+DefaultProgressHorizon.Milliseconds(); got != want {
+		t.Fatalf("the forgetting timer beside it fires at %d, want %d (the progress horizon later)", got, want)
 	}
 
 	st := h.states["a"]
@@ -262,4 +262,68 @@ func (h *harness) timerTagged(key, tag string) timers.TimerMap {
 		h.t.Fatalf("key %s has no timer tagged %q (tags: %s)", key, tag, strings.Join(tags, ", "))
 	}
 	return t
+}
+
+// TestIntervalForgetsWithData: under ProgressHorizon(0) the cleanup firing
+// that removes a key's last element also clears its state, in that firing
+// (a read and a clear), and leaves no timer; under the default horizon
+// the firing is a record timer's (an append), and a forgetting timer
+// stays set for the horizon. An element that then arrives behind the
+// key's former progress is late under the default horizon, and joined as
+// new, with no partner left, under ProgressHorizon(0).
+func TestIntervalForgetsWithData(t *testing.T) {
+	rules := match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second), Type: match.Inner, Emit: match.Immediate}
+	for _, tc := range []struct {
+		name    string
+		horizon int64
+		fired   string   // the first firing's tag
+		calls   int      // its state calls
+		left    []string // the timers left set after it, tag@time
+		late    []string
+	}{
+		{"ProgressHorizon(0)", 0, "", 2, nil, nil},
+		{"default", DefaultProgressHorizon.Milliseconds(), recordTag, 1, []string{"@3615001"}, []string{"late right a r2@11000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, rules, time.Millisecond, 0)
+			h.j.Horizon = tc.horizon
+			h.startBundle()
+			h.element(Left, 10_000, "a", "l1")
+			h.element(Right, 10_000, "a", "r1")
+			h.finishBundle()
+			// Both expire at 15.001 s: the key's first firing removes both.
+			st, tp := h.stores("a")
+			first, ok := tp[tc.fired]
+			if !ok || first.FireTimestamp.Milliseconds() != 15_001 {
+				t.Fatalf("timers %v, want one tagged %q at 15001", tp, tc.fired)
+			}
+			calls := st.calls
+			h.startBundle()
+			h.fire("a", first)
+			h.finishBundle()
+			if got := st.calls - calls; got != tc.calls {
+				t.Errorf("the firing made %d state calls, want %d", got, tc.calls)
+			}
+			var left []string
+			for tag, x := range tp {
+				left = append(left, fmt.Sprintf("%s@%d", tag, x.FireTimestamp.Milliseconds()))
+			}
+			if diff := gocmp.Diff(tc.left, left); diff != "" {
+				t.Errorf("timers set after the firing (-want +got):\n%s", diff)
+			}
+			if tc.left == nil && len(st.bags) != 0 {
+				t.Errorf("the key's state holds %d bags after the firing, want none", len(st.bags))
+			}
+
+			h.startBundle()
+			h.element(Right, 11_000, "a", "r2") // its partners expired by 11.001 s
+			h.finishBundle()
+			if diff := gocmp.Diff(tc.late, h.late); diff != "" {
+				t.Errorf("late elements (-want +got):\n%s", diff)
+			}
+			if diff := gocmp.Diff([]string{"pair a l1@10000 r1@10000"}, h.out); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

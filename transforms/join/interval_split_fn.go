@@ -79,8 +79,8 @@ type splitStores struct {
 // drops the multiples up to g and makes g the progress, from which
 // lateness is judged as in the default layout (match.Rules.IsLate). With
 // no multiple left, the timer forgets the key's progress after a join
-// memory and the progress horizon (forgetTime), as the default layout
-// does. A key whose elements come closer together than CleanupEvery, a
+// memory and the progress horizon (forgetTime): the default layout waits
+// the horizon only, but a bucket may lag its key's first stage. A key whose elements come closer together than CleanupEvery, a
 // hot key, has one run, however much it buffers.
 //
 // The runs are kept in the key's bag as stand-ins: value-less left

@@ -97,7 +97,9 @@ func (j *joiner) timerFor(ks *keyState) timer {
 				}
 			}
 		}
-		t.record = j.AppendCleanup && t.hold == noHold && j.latestExpiry(ks) <= t.fire
+		// A key that its firing would leave empty and forget at once
+		// (ProgressHorizon(0)) is read and cleared by it: no record.
+		t.record = j.AppendCleanup && t.hold == noHold && j.latestExpiry(ks) <= t.fire && j.forgetAt(t.fire) > t.fire
 		return t
 	}
 	if p := ks.b.Progress; p != match.NoProgress {
@@ -106,19 +108,28 @@ func (j *joiner) timerFor(ks *keyState) timer {
 	return timer{}
 }
 
-// forgetAt is when a key that holds only its progress p is forgotten: one
-// join memory (the span, the allowed lateness and a millisecond) and the
-// progress horizon (ProgressHorizon) after p, rounded up to CleanupEvery.
-// It is a function of the key's state alone, so every worker forgets the
-// key at the same event time.
+// forgetAt is when a key of the default layout that holds only its
+// progress p is forgotten: the progress horizon (ProgressHorizon) after
+// p, rounded up to CleanupEvery; with a horizon of zero, at p itself, in
+// the firing that removed the key's last element (joiner.cleanup). It is
+// a function of the key's state alone, so every worker forgets the key at
+// the same event time. An element less than the horizon behind the
+// watermark when the key is forgotten is later than p, so it is not late
+// against p either, and the key holds nothing it could join: its verdict
+// is the one it would get were the key never forgotten.
 func (j *joiner) forgetAt(p int64) int64 {
-	return forgetTime(j.Rules, p, j.Horizon, j.CleanupEvery)
+	if j.Horizon == 0 {
+		return p
+	}
+	return roundUp(p+j.Horizon, j.CleanupEvery)
 }
 
-// forgetTime is when a key of a join under rules r that holds only its
-// progress p is forgotten: one join memory (the span, the allowed lateness
-// and a millisecond) and the progress horizon after p, rounded up to every
-// (CleanupEvery).
+// forgetTime is when a key of the split layout (spreader) under rules r
+// that holds only its progress p is forgotten: one join memory (the span,
+// the allowed lateness and a millisecond) and the progress horizon after
+// p, rounded up to every (CleanupEvery). The join memory is the split
+// layout's: its buckets may lag the key's first stage, which must not
+// forget the key before they have cleaned up what it sent them.
 func forgetTime(r match.Rules, p, horizon, every int64) int64 {
 	lo, hi := r.Bounds.Millis()
 	memory := max(hi, 0) + max(-lo, 0) + r.Lateness.Milliseconds() + 1

@@ -68,7 +68,7 @@ type modelSchedule struct {
 	DeferRate  float64 // chance that an element that may wait does
 	CacheBytes int64   // the join's BundleCacheBytes; 0: the default
 	WindowSize int64   // fixed windows of both inputs, ms; 0: the global window
-	Horizon    int64   // the join's ProgressHorizon, ms; 0: the default (an hour, longer than any case)
+	Horizon    int64   // the join's ProgressHorizon, ms; 0: the default (an hour, longer than any case); horizonZero: ProgressHorizon(0)
 	UniqueLeft bool    // the join takes UniqueLeft, in the bag layout (the case must have one left element per key)
 	// Monotone: the split layout's watermarks never go back, as every
 	// runner's (Prism's, Flink's, Dataflow's): a first-stage hold set
@@ -156,7 +156,7 @@ const modelInfinity = int64(1) << 62
 
 // runModel runs case c under schedule sc, drawing its choices from seed.
 func runModel(c dCase, sc modelSchedule, seed uint64) *modelRun {
-	if sc.Horizon > 0 {
+	if sc.Horizon != 0 {
 		c.Spec.Horizon = sc.Horizon // the oracle forgets as the join does
 	}
 	r := &modelRun{c: c, sc: sc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x72756e6e)),
@@ -189,8 +189,8 @@ func runModel(c dCase, sc modelSchedule, seed uint64) *modelRun {
 			r.byVal[st.Elem.Val] = *st.Elem
 		}
 	}
-	if sc.Horizon > 0 {
-		r.opts = append(r.opts, join.ProgressHorizon(time.Duration(sc.Horizon)*time.Millisecond))
+	if sc.Horizon != 0 {
+		r.opts = append(r.opts, join.ProgressHorizon(time.Duration(max(sc.Horizon, 0))*time.Millisecond))
 	}
 	r.budget = join.DefaultBundleCacheBytes
 	if sc.CacheBytes > 0 {
@@ -830,13 +830,16 @@ func modelSize(t *testing.T, def int) int {
 
 // modelSchedules are the schedules each case runs under: one bundle at a
 // time in one process (the order Prism's tests see), and runners that cut,
-// interleave, fail, retry and move work; two of them with a progress
-// horizon short enough that keys forget their progress within a case.
+// interleave, fail, retry and move work; three of them with a progress
+// horizon short enough that keys forget their progress within a case, one
+// of those ProgressHorizon(0), which forgets a key in the firing that
+// empties it.
 var modelSchedules = []modelSchedule{
 	{Processes: 1, Concurrent: 1, BundleMax: 1 << 20},
 	{Processes: 1, Concurrent: 3, BundleMax: 4, FailRate: 0.2, DeferRate: 0.3, CacheBytes: 4 << 10},
 	{Processes: 3, Concurrent: 2, BundleMax: 3, FailRate: 0.3, MoveRate: 0.3, DeferRate: 0.5, WindowSize: 1, Horizon: 1},
 	{Processes: 2, Concurrent: 4, BundleMax: 2, FailRate: 0.1, MoveRate: 0.1, DeferRate: 0.2, CacheBytes: 2 << 10, Horizon: 2000},
+	{Processes: 2, Concurrent: 2, BundleMax: 3, FailRate: 0.2, MoveRate: 0.3, DeferRate: 0.3, Horizon: horizonZero},
 }
 
 // TestRunnerModel runs generated cases (the differential test's generator)

@@ -80,20 +80,25 @@ const DefaultProgressHorizon = time.Hour
 
 // ProgressHorizon sets how long, in event time, an interval join's key
 // (or an as-of join's: see AsOf) keeps its cleanup progress in Beam state
-// after its data is gone, beyond
-// the one join memory (max(upper,0) + max(-lower,0) + allowed lateness +
-// 1 ms) it keeps it anyway: DefaultProgressHorizon unless set. Until then
-// an element that arrives on the key behind that progress is late (see
-// the package documentation's "Late data in Interval"); then a timer
-// clears the key's state, so that a stream of ever new keys leaves no
-// state behind, and the key is new to the join: a very late element on it
-// is joined as new. The rule depends on the key's state and the watermark
-// alone, so it is the same on every worker and runner, whichever process
-// the key is on and however often it moves: an element behind the
+// after its data is gone: DefaultProgressHorizon unless set. (The split
+// layout, SplitKeys, keeps it one join memory longer, max(upper,0) +
+// max(-lower,0) + allowed lateness + 1 ms, for its buckets to catch up.)
+// Until then an element that arrives on the key behind that progress is
+// late (see the package documentation's "Late data in Interval"); then a
+// timer clears the key's state, so that a stream of ever new keys leaves
+// no state behind, and the key is new to the join: a very late element on
+// it is joined as new. The rule depends on the key's state and the
+// watermark alone, so it is the same on every worker and runner, whichever
+// process the key is on and however often it moves: an element behind the
 // watermark by less than d is always judged as if the key were never
 // forgotten. A key holding only its progress costs one small bag value
-// and one timer. d is a whole number of milliseconds; zero forgets a key
-// one join memory after its data is gone.
+// and one timer. d is a whole number of milliseconds. Zero forgets a key
+// in the cleanup firing that removes its last element (in the default
+// layout: one firing per key, no progress kept): choose it when no element
+// comes more than the allowed lateness behind the watermark (a source
+// whose watermark is exact, or one that drops such elements itself, as
+// jsonl.Source.JudgeLate does), since an element behind a forgotten key's
+// progress is joined as new, not reported late.
 func ProgressHorizon(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.horizon = d; c.set |= setProgressHorizon })
 }
