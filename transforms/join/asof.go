@@ -99,9 +99,15 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 	rules := cfg.asofRules()
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		raw, rawLate = asofBounded(s.Scope("bounded"), rules, in.Tagged)
+		if raw, rawLate, err = asofBounded(s.Scope("bounded"), op, rules, in.Sides); err != nil {
+			return Outputs{}, err
+		}
 	} else {
-		raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, in.Tagged)
+		tagged, err := in.Tagged(s, op)
+		if err != nil {
+			return Outputs{}, err
+		}
+		raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
 	}
 	return in.outputs(s, raw, rawLate, 0), nil
 }

@@ -1,8 +1,8 @@
 package join
 
 // This file holds the as-of join's bounded-input path (the Bounded
-// option): each bundle's elements are gathered by key as for Interval
-// (gatherFn), grouped with a GroupByKey, and each key's left elements are
+// option): each bundle's elements of each side are gathered by key as for
+// Interval (gatherFn), grouped with a GroupByKey, and each key's left elements are
 // joined with its versions in memory by the same rules as the streaming
 // path, with no state or timers.
 
@@ -12,7 +12,6 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 )
 
@@ -21,15 +20,22 @@ func init() {
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&asofSweepFn{})
 }
 
-// asofBounded is the bounded path: tagged, the PCollection<KV<K, encoded>>
-// of both sides, becomes the join's records and its (empty) late
-// elements, the PCollections the streaming path's DoFn produces.
-func asofBounded(s beam.Scope, rules asofRules, tagged beam.PCollection) (raw, rawLate beam.PCollection) {
-	if tagged.WindowingStrategy().Fn.Kind != window.GlobalWindows {
-		tagged = beam.WindowInto(s, window.NewGlobalWindows(), tagged)
+// asofBounded is the bounded path: sides, each side's tagged
+// PCollection<KV<K, encoded>>, become the join's records and its (empty)
+// late elements, the PCollections the streaming path's DoFn produces. Each
+// side is gathered before the Flatten, as in joinBounded. op names the
+// join in errors.
+func asofBounded(s beam.Scope, op string, rules asofRules, sides [2]beam.PCollection) (raw, rawLate beam.PCollection, err error) {
+	var gathered [2]beam.PCollection
+	for side, in := range sides {
+		gathered[side] = beam.ParDo(s.Scope(Side(side).String()), &gatherFn{Hold: gatherBytes}, inGlobalWindow(s, in))
 	}
-	gathered := beam.ParDo(s, &gatherFn{Hold: gatherBytes}, tagged)
-	return beam.ParDo2(s, &asofSweepFn{Rules: rules}, beam.GroupByKey(s, gathered))
+	all, err := beam.TryFlatten(s, gathered[Left], gathered[Right])
+	if err != nil {
+		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
+	raw, rawLate = beam.ParDo2(s, &asofSweepFn{Rules: rules}, beam.GroupByKey(s, all))
+	return raw, rawLate, nil
 }
 
 // asofSweepFn joins one key's grouped elements: every version is known,

@@ -2,8 +2,9 @@ package join
 
 // This file holds what the event-time joins, Interval and AsOf, do around
 // their own step: check the inputs and registration, move both inputs into
-// the global window, encode and tag them into one PCollection, and decode
-// the step's records and late elements back into the inputs' windowing.
+// the global window, encode and tag them (into one PCollection, for the
+// streaming paths), and decode the step's records and late elements back
+// into the inputs' windowing.
 
 import (
 	"fmt"
@@ -15,18 +16,19 @@ import (
 )
 
 // eventTimeInput is both inputs of an event-time join, checked and tagged:
-// Tagged holds them in the global window as encoded, side-tagged values
-// keyed by their key, ready for the join's own step.
+// Sides holds each in the global window as encoded, side-tagged values
+// keyed by their key, and Tagged both in one PCollection, ready for the
+// join's own step.
 type eventTimeInput struct {
-	Tagged               beam.PCollection
-	Key, Left, Right     coders.Element // the key's and each side's value coder
+	Sides                [2]beam.PCollection // by Side
+	Key, Left, Right     coders.Element      // the key's and each side's value coder
 	windows              inputWindows
 	resultType, lateType reflect.Type
 }
 
 // tagEventTime checks the inputs of the event-time join op (their types,
 // the registration of Result and LateElement, their shared windowing) and
-// tags them into one PCollection in the global window.
+// tags each side's values in the global window.
 func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollection) (eventTimeInput, error) {
 	if err := checkInputs[K, L, R](op, left, right); err != nil {
 		return eventTimeInput{}, err
@@ -49,15 +51,23 @@ func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollec
 	if in.Key, err = coders.KVKey(left); err != nil {
 		return eventTimeInput{}, err
 	}
-	// Both inputs are in the global window now, which beam.Flatten needs;
-	// TryFlatten returns, rather than panics on, anything else it refuses.
-	in.Tagged, err = beam.TryFlatten(s,
-		beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: in.Left}, left),
-		beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: in.Right}, right))
-	if err != nil {
-		return eventTimeInput{}, fmt.Errorf("beamjoin: %s: %w", op, err)
-	}
+	in.Sides[Left] = beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: in.Left}, left)
+	in.Sides[Right] = beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: in.Right}, right)
 	return in, nil
+}
+
+// Tagged flattens both tagged sides into one PCollection, in scope s, for
+// the join op's step. A bounded path instead gathers each side before it
+// flattens (joinBounded), so that a runner that runs the Flatten itself,
+// as Prism does, is not handed every element.
+func (in eventTimeInput) Tagged(s beam.Scope, op string) (beam.PCollection, error) {
+	// Both sides are in the global window, which beam.Flatten needs;
+	// TryFlatten returns, rather than panics on, anything else it refuses.
+	tagged, err := beam.TryFlatten(s, in.Sides[Left], in.Sides[Right])
+	if err != nil {
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
+	return tagged, nil
 }
 
 // outputs decodes the join step's raw records and late elements into

@@ -76,13 +76,20 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 		return Outputs{}, err
 	}
 	var raw, rawLate beam.PCollection
-	switch {
-	case cfg.bounded:
-		raw, rawLate = joinBounded(s.Scope("bounded"), cfg, in.Key, in.Tagged)
-	case cfg.split:
-		raw, rawLate = joinSplit(s.Scope("split"), cfg, in.Key, in.Tagged)
-	default:
-		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), in.Tagged)
+	if cfg.bounded {
+		if raw, rawLate, err = joinBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides); err != nil {
+			return Outputs{}, err
+		}
+	} else {
+		tagged, err := in.Tagged(s, op)
+		if err != nil {
+			return Outputs{}, err
+		}
+		if cfg.split {
+			raw, rawLate = joinSplit(s.Scope("split"), cfg, in.Key, tagged)
+		} else {
+			raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), tagged)
+		}
 	}
 	if !cfg.trackFates {
 		return in.outputs(s, raw, rawLate, cfg.lateness), nil

@@ -80,9 +80,10 @@ func init() {
 // share of the width in more grouping. Under MaxBufferedPerKey a key is
 // swept in one group, as before: which elements the cap evicts depends on
 // the key's whole history. Before the grouping, each bundle's elements
-// are gathered by group (up to 16 MiB of values per bundle, then handed
-// on), so that the runner groups one element per group and bundle rather
-// than one per input element.
+// are gathered by group, each side on its own (up to 16 MiB of values per
+// side and bundle, then handed on), so that the runner flattens the two
+// sides and groups one element per group, side and bundle rather than one
+// per input element.
 //
 // The records carry their own event times, as on the streaming path, but
 // they are produced after the grouping, when the input watermark has
@@ -153,24 +154,41 @@ func (f *gatherFn) flush(emit func(beam.X, []timed)) {
 	f.held = 0
 }
 
-// joinBounded is the bounded path: tagged, the PCollection<KV<K, encoded>>
-// of both sides, becomes the join's records and its late elements, the
-// same PCollections the streaming path's stateful DoFn produces. key is
-// the coder of K, with which a group's key is written.
-func joinBounded(s beam.Scope, cfg config, key coders.Element, tagged beam.PCollection) (raw, rawLate beam.PCollection) {
-	if tagged.WindowingStrategy().Fn.Kind != window.GlobalWindows {
-		// The join is defined in event time, not per window.
-		tagged = beam.WindowInto(s, window.NewGlobalWindows(), tagged)
-	}
+// joinBounded is the bounded path: sides, each side's tagged
+// PCollection<KV<K, encoded>>, become the join's records and its late
+// elements, the same PCollections the streaming path's stateful DoFn
+// produces. key is the coder of K, with which a group's key is written; op
+// names the join in errors.
+func joinBounded(s beam.Scope, op string, cfg config, key coders.Element, sides [2]beam.PCollection) (raw, rawLate beam.PCollection, err error) {
 	hold := gatherBytes
 	if cfg.gatherBytes > 0 {
 		hold = cfg.gatherBytes
 	}
 	buckets := cfg.boundedBuckets()
-	placed := beam.ParDo(s, &bucketGatherFn{Hold: hold, Buckets: buckets, Key: key}, tagged)
+	// Each side is gathered on its own, before the Flatten: a runner that
+	// runs a Flatten itself (Prism does) then handles one element per group
+	// and bundle, not every input element.
+	var placed [2]beam.PCollection
+	for side, in := range sides {
+		placed[side] = beam.ParDo(s.Scope(Side(side).String()), &bucketGatherFn{Hold: hold, Buckets: buckets, Key: key}, inGlobalWindow(s, in))
+	}
+	all, err := beam.TryFlatten(s, placed[Left], placed[Right])
+	if err != nil {
+		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
 	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key, Fates: cfg.trackFates}
-	keyType := beam.TypeDefinition{Var: beam.XType, T: tagged.Type().Components()[0].Type()}
-	return beam.ParDo2(s, fn, beam.GroupByKey(s, placed), keyType)
+	keyType := beam.TypeDefinition{Var: beam.XType, T: sides[Left].Type().Components()[0].Type()}
+	raw, rawLate = beam.ParDo2(s, fn, beam.GroupByKey(s, all), keyType)
+	return raw, rawLate, nil
+}
+
+// inGlobalWindow is in, moved into the global window if it is not there:
+// the bounded paths join in event time, not per window.
+func inGlobalWindow(s beam.Scope, in beam.PCollection) beam.PCollection {
+	if in.WindowingStrategy().Fn.Kind == window.GlobalWindows {
+		return in
+	}
+	return beam.WindowInto(s, window.NewGlobalWindows(), in)
 }
 
 // bucketing is how the bounded path cuts a key's elements into groups by
