@@ -2,11 +2,13 @@ package join_test
 
 // This file checks that a pipeline using the joins serializes to the same
 // bytes every time it is built (SPEC §8): Dataflow's update check and any
-// runner that compares submitted pipelines see one pipeline, not two.
+// runner that compares submitted pipelines see one pipeline, not two. It
+// also checks, on the serialized pipeline, where the joins' Flattens are.
 
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,6 +103,69 @@ func TestPipelineMarshalsIdentically(t *testing.T) {
 			first, second := marshalPipeline(t, tc.build), marshalPipeline(t, tc.build)
 			if !bytes.Equal(first, second) {
 				t.Errorf("two builds of one pipeline serialize differently (%d and %d bytes)", len(first), len(second))
+			}
+		})
+	}
+}
+
+// TestBoundedFlattensGathered checks the shape of the bounded paths: each
+// side is gathered before the Flatten, so that a runner that runs a
+// Flatten itself (Prism) handles one element per group, side and bundle,
+// not every input element. The streaming path keeps its Flatten of the
+// encoded sides, under the step name a running pipeline's update matches.
+func TestBoundedFlattensGathered(t *testing.T) {
+	keyed := func(s beam.Scope) beam.PCollection { return beam.ParDo(s, modelKeyed, beam.Create(s, "a", "b")) }
+	for _, tc := range []struct {
+		name     string
+		build    func(s beam.Scope)
+		producer string // what each of the Flatten's inputs must come from
+		flatten  string // the Flatten's step name
+	}{
+		{"interval_bounded", func(s beam.Scope) {
+			in := keyed(s)
+			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.Bounded())
+		}, "bucketGatherFn", "join.Interval/bounded/Flatten"},
+		{"asof_bounded", func(s beam.Scope) {
+			in := keyed(s)
+			join.AsOf[string, string, string](s, in, in, join.Bounded())
+		}, "gatherFn", "join.AsOf/bounded/Flatten"},
+		{"interval_streaming", func(s beam.Scope) {
+			in := keyed(s)
+			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second))
+		}, "encodeFn", "join.Interval/Flatten"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pb pipepb.Pipeline
+			if err := proto.Unmarshal(marshalPipeline(t, tc.build), &pb); err != nil {
+				t.Fatal(err)
+			}
+			transforms := pb.GetComponents().GetTransforms()
+			producer := map[string]string{} // PCollection ID -> the name of the leaf transform that makes it
+			for _, tr := range transforms {
+				if len(tr.GetSubtransforms()) > 0 {
+					continue
+				}
+				for _, out := range tr.GetOutputs() {
+					producer[out] = tr.GetUniqueName()
+				}
+			}
+			var flattens []string
+			for _, tr := range transforms {
+				if tr.GetSpec().GetUrn() != "beam:transform:flatten:v1" {
+					continue
+				}
+				flattens = append(flattens, tr.GetUniqueName())
+				if len(tr.GetInputs()) != 2 {
+					t.Errorf("%s has %d inputs, want 2", tr.GetUniqueName(), len(tr.GetInputs()))
+				}
+				for _, in := range tr.GetInputs() {
+					if p := producer[in]; !strings.Contains(p, tc.producer) {
+						t.Errorf("%s flattens the output of %s, want that of a %s", tr.GetUniqueName(), p, tc.producer)
+					}
+				}
+			}
+			if want := []string{tc.flatten}; !slices.Equal(flattens, want) {
+				t.Errorf("Flatten steps %q, want %q", flattens, want)
 			}
 		})
 	}
