@@ -99,15 +99,15 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 	rules := cfg.asofRules()
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		if raw, rawLate, err = asofBounded(s.Scope("bounded"), op, rules, in.Sides); err != nil {
-			return Outputs{}, err
-		}
+		raw, rawLate, err = asofBounded(s.Scope("bounded"), op, rules, in.Sides)
 	} else {
-		tagged, err := in.Tagged(s, op)
-		if err != nil {
-			return Outputs{}, err
+		var tagged beam.PCollection
+		if tagged, err = flattenSides(s, op, in.Sides); err == nil {
+			raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
 		}
-		raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
+	}
+	if err != nil {
+		return Outputs{}, err
 	}
 	return in.outputs(s, raw, rawLate, 0), nil
 }

@@ -2,9 +2,9 @@ package join
 
 // This file holds the as-of join's bounded-input path (the Bounded
 // option): each bundle's elements of each side are gathered by key as for
-// Interval (gatherFn), grouped with a GroupByKey, and each key's left elements are
-// joined with its versions in memory by the same rules as the streaming
-// path, with no state or timers.
+// Interval (gatherFn, gatherSides), grouped with a GroupByKey, and each
+// key's left elements are joined with its versions in memory by the same
+// rules as the streaming path, with no state or timers.
 
 import (
 	"context"
@@ -22,19 +22,14 @@ func init() {
 
 // asofBounded is the bounded path: sides, each side's tagged
 // PCollection<KV<K, encoded>>, become the join's records and its (empty)
-// late elements, the PCollections the streaming path's DoFn produces. Each
-// side is gathered before the Flatten, as in joinBounded. op names the
-// join in errors.
+// late elements, the PCollections the streaming path's DoFn produces. op
+// names the join in errors.
 func asofBounded(s beam.Scope, op string, rules asofRules, sides [2]beam.PCollection) (raw, rawLate beam.PCollection, err error) {
-	var gathered [2]beam.PCollection
-	for side, in := range sides {
-		gathered[side] = beam.ParDo(s.Scope(Side(side).String()), &gatherFn{Hold: gatherBytes}, inGlobalWindow(s, in))
-	}
-	all, err := beam.TryFlatten(s, gathered[Left], gathered[Right])
+	gathered, err := gatherSides(s, op, sides, func() any { return &gatherFn{Hold: gatherBytes} })
 	if err != nil {
-		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	raw, rawLate = beam.ParDo2(s, &asofSweepFn{Rules: rules}, beam.GroupByKey(s, all))
+	raw, rawLate = beam.ParDo2(s, &asofSweepFn{Rules: rules}, beam.GroupByKey(s, gathered))
 	return raw, rawLate, nil
 }
 

@@ -17,8 +17,8 @@ import (
 
 // eventTimeInput is both inputs of an event-time join, checked and tagged:
 // Sides holds each in the global window as encoded, side-tagged values
-// keyed by their key, and Tagged both in one PCollection, ready for the
-// join's own step.
+// keyed by their key, ready to be flattened (flattenSides) for the join's
+// own step.
 type eventTimeInput struct {
 	Sides                [2]beam.PCollection // by Side
 	Key, Left, Right     coders.Element      // the key's and each side's value coder
@@ -56,18 +56,17 @@ func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollec
 	return in, nil
 }
 
-// Tagged flattens both tagged sides into one PCollection, in scope s, for
-// the join op's step. A bounded path instead gathers each side before it
-// flattens (joinBounded), so that a runner that runs the Flatten itself,
-// as Prism does, is not handed every element.
-func (in eventTimeInput) Tagged(s beam.Scope, op string) (beam.PCollection, error) {
+// flattenSides flattens the join op's two sides into one PCollection, in
+// scope s: the tagged sides for a streaming path, each side gathered for a
+// bounded one (gatherSides).
+func flattenSides(s beam.Scope, op string, sides [2]beam.PCollection) (beam.PCollection, error) {
 	// Both sides are in the global window, which beam.Flatten needs;
 	// TryFlatten returns, rather than panics on, anything else it refuses.
-	tagged, err := beam.TryFlatten(s, in.Sides[Left], in.Sides[Right])
+	all, err := beam.TryFlatten(s, sides[Left], sides[Right])
 	if err != nil {
 		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
 	}
-	return tagged, nil
+	return all, nil
 }
 
 // outputs decodes the join step's raw records and late elements into

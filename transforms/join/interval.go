@@ -75,21 +75,22 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err != nil {
 		return Outputs{}, err
 	}
-	var raw, rawLate beam.PCollection
-	if cfg.bounded {
-		if raw, rawLate, err = joinBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides); err != nil {
+	var raw, rawLate, tagged beam.PCollection
+	if !cfg.bounded { // the bounded path flattens its gathered sides
+		if tagged, err = flattenSides(s, op, in.Sides); err != nil {
 			return Outputs{}, err
 		}
-	} else {
-		tagged, err := in.Tagged(s, op)
-		if err != nil {
-			return Outputs{}, err
-		}
-		if cfg.split {
-			raw, rawLate = joinSplit(s.Scope("split"), cfg, in.Key, tagged)
-		} else {
-			raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), tagged)
-		}
+	}
+	switch {
+	case cfg.bounded:
+		raw, rawLate, err = joinBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
+	case cfg.split:
+		raw, rawLate = joinSplit(s.Scope("split"), cfg, in.Key, tagged)
+	default:
+		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), tagged)
+	}
+	if err != nil {
+		return Outputs{}, err
 	}
 	if !cfg.trackFates {
 		return in.outputs(s, raw, rawLate, cfg.lateness), nil

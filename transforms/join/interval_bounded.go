@@ -21,7 +21,6 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
@@ -165,30 +164,27 @@ func joinBounded(s beam.Scope, op string, cfg config, key coders.Element, sides 
 		hold = cfg.gatherBytes
 	}
 	buckets := cfg.boundedBuckets()
-	// Each side is gathered on its own, before the Flatten: a runner that
-	// runs a Flatten itself (Prism does) then handles one element per group
-	// and bundle, not every input element.
-	var placed [2]beam.PCollection
-	for side, in := range sides {
-		placed[side] = beam.ParDo(s.Scope(Side(side).String()), &bucketGatherFn{Hold: hold, Buckets: buckets, Key: key}, inGlobalWindow(s, in))
-	}
-	all, err := beam.TryFlatten(s, placed[Left], placed[Right])
+	placed, err := gatherSides(s, op, sides, func() any { return &bucketGatherFn{Hold: hold, Buckets: buckets, Key: key} })
 	if err != nil {
-		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key, Fates: cfg.trackFates}
 	keyType := beam.TypeDefinition{Var: beam.XType, T: sides[Left].Type().Components()[0].Type()}
-	raw, rawLate = beam.ParDo2(s, fn, beam.GroupByKey(s, all), keyType)
+	raw, rawLate = beam.ParDo2(s, fn, beam.GroupByKey(s, placed), keyType)
 	return raw, rawLate, nil
 }
 
-// inGlobalWindow is in, moved into the global window if it is not there:
-// the bounded paths join in event time, not per window.
-func inGlobalWindow(s beam.Scope, in beam.PCollection) beam.PCollection {
-	if in.WindowingStrategy().Fn.Kind == window.GlobalWindows {
-		return in
+// gatherSides runs a gathering DoFn, made by gather, on each side in its
+// own scope and flattens the two: gathered before the Flatten, so that a
+// runner that runs a Flatten itself (Prism does, as a stage of its own)
+// handles one element per group, side and bundle rather than every input
+// element.
+func gatherSides(s beam.Scope, op string, sides [2]beam.PCollection, gather func() any) (beam.PCollection, error) {
+	var gathered [2]beam.PCollection
+	for side, in := range sides {
+		gathered[side] = beam.ParDo(s.Scope(Side(side).String()), gather(), in)
 	}
-	return beam.WindowInto(s, window.NewGlobalWindows(), in)
+	return flattenSides(s, op, gathered)
 }
 
 // bucketing is how the bounded path cuts a key's elements into groups by
