@@ -6,7 +6,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose concurrency the race detector checks on every `make test`.
 RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/... ./pipelines/jsonl/...
 
-.PHONY: run test lint bench fuzz stress tools sqlite-late nexmark
+.PHONY: run test flink-test lint bench fuzz stress tools sqlite-late nexmark
 
 # The main job: reconcile the sample orders and payments on Prism, in
 # process. A payment belongs to an order if it comes 0-15 min after it; a
@@ -23,6 +23,16 @@ test: tools
 	$(GO) vet ./...
 	$(GO) test -timeout 30m ./...
 	$(GO) test -race $(RACE_PKGS)
+	$(MAKE) flink-test
+
+# The Flink suite: beamjoin on a real Apache Flink (Beam's Flink job server
+# with Flink's embedded cluster, parallelism 2), its TestFlink tests in the
+# packages they test. scripts/flink.sh resolves the job server with Maven
+# (cached in .flink/ and ~/.m2), installs a JDK and Maven from Debian's
+# packages where they are missing, and runs the tests; each package's tests
+# start a job server on free loopback ports and stop it when they end.
+flink-test:
+	GO=$(GO) scripts/flink.sh test
 
 # sqlite3, which the end-to-end and Nexmark tests compare beamjoin against,
 # from Debian's packages when it is missing (scripts/tools.sh).

@@ -23,6 +23,11 @@ type dCase struct {
 	// Unstepped plays the script as written, without the watermark steps
 	// after each element: no key's arrival order is then known.
 	Unstepped bool
+	// OnTime says that the script is on time by construction (onTimeCase):
+	// at every element's arrival the watermark is at or below the deadline
+	// of its earliest potential partner, whatever the runner's order. No
+	// element may be late, and every key is checked as classOnTime.
+	OnTime bool
 }
 
 // caseSeed derives the seed of the i-th case of a run from the run's seed

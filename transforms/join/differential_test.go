@@ -414,6 +414,9 @@ func (ch *checker) find(what string, side oSide, key string, val *string, at tim
 
 // class is the class of the key's elements.
 func (ch *checker) class(key string) keyClass {
+	if ch.c.OnTime {
+		return classOnTime
+	}
 	exact, onTime := true, true
 	for _, a := range ch.elems[key] {
 		exact = exact && !ch.ahead[a.Index]
@@ -432,6 +435,9 @@ func (ch *checker) class(key string) keyClass {
 // processed at: its arrival's, or for an element of a key Prism may have
 // reordered, any watermark of the script.
 func (ch *checker) mayBeLate(a oArrival) bool {
+	if ch.c.OnTime {
+		return false
+	}
 	if ch.class(a.Elem.Key) != classExact {
 		a.Watermark = ch.wMax
 	}
