@@ -62,6 +62,9 @@ type Config struct {
 	Java string
 	// HeapMB bounds the JVM's heap; 0 means 2048.
 	HeapMB int
+	// JavaOptions are further options of the JVM, such as
+	// -Dorg.slf4j.simpleLogger.log.org.apache.beam.runners.flink=debug.
+	JavaOptions []string
 }
 
 // Args returns the java command's arguments for a job server whose Flink
@@ -73,6 +76,7 @@ func (c Config) Args(confDir string) []string {
 	}
 	args := []string{fmt.Sprintf("-Xmx%dm", heap)}
 	args = append(args, jdk17Opens...)
+	args = append(args, c.JavaOptions...)
 	return append(args, "-cp", c.Classpath, driverClass,
 		"--flink-master=[local]", "--flink-conf-dir="+confDir,
 		"--job-host=localhost", "--job-port=0", "--artifact-port=0", "--expansion-port=0")
