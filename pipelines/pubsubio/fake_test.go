@@ -63,14 +63,36 @@ func newFake(t testing.TB, key string) *fake {
 	return &fake{srv: srv, client: client, acks: acks, pulls: pulls}
 }
 
-// pullGate makes the next pulls find nothing, however many messages wait.
-type pullGate struct{ empty atomic.Int32 }
+// pullGate makes the next pulls find nothing, however many messages wait,
+// or holds the next pull until the test lets it go on.
+type pullGate struct {
+	empty atomic.Int32
+	hold  atomic.Pointer[pullHold]
+}
+
+// pullHold is a pull held by holdNext.
+type pullHold struct{ arrived, release chan struct{} }
+
+// holdNext makes the next pull wait, before the server takes any message
+// for it, until release is closed; arrived is closed once it waits. The
+// server's lock is held meanwhile: the test must call nothing of the
+// server's until it releases the pull.
+func (g *pullGate) holdNext() (arrived <-chan struct{}, release chan<- struct{}) {
+	h := &pullHold{arrived: make(chan struct{}), release: make(chan struct{})}
+	g.hold.Store(h)
+	return h.arrived, h.release
+}
 
 // emptyNext makes the next n pulls come back empty.
 func (g *pullGate) emptyNext(n int32) { g.empty.Store(n) }
 
 func (g *pullGate) React(req any) (bool, any, error) {
 	if _, ok := req.(*pubsubpb.PullRequest); !ok {
+		return false, nil, nil
+	}
+	if h := g.hold.Swap(nil); h != nil {
+		close(h.arrived)
+		<-h.release
 		return false, nil, nil
 	}
 	for {

@@ -129,12 +129,12 @@ func newCursorID() string {
 // or the runner would not run the cursor again. It returns once they are
 // handed back (or settleTimeout passed), so that the bundle that runs the
 // cursor again pulls them at once rather than after commitWithin, and it
-// returns the messages that were not dead letters, awaited from now, at
-// wall-clock time now: g watches for them from before they are handed
-// back, so that a reader that gets one at once is seen to. The leases of a
-// failed attempt in another process are handed back when its worker goes
-// away, or after commitWithin.
-func handBackEarlierAttempts(g *readGroup, from string, now int64) []awaited {
+// returns the messages that were not dead letters, to await: g watches
+// for them from before they are handed back, so that a reader that gets
+// one at once is seen to. The leases of a failed attempt in another
+// process are handed back when its worker goes away, or after
+// commitWithin.
+func handBackEarlierAttempts(g *readGroup, from string) []leased {
 	if from == "" {
 		return nil
 	}
@@ -146,13 +146,13 @@ func handBackEarlierAttempts(g *readGroup, from string, now int64) []awaited {
 		}
 	}
 	leases.Unlock()
-	var out []awaited
+	var out []leased
 	var ids []string
 	for _, l := range earlier {
 		l.mu.Lock()
 		for _, m := range l.msgs {
 			if m.Time != noTime {
-				out = append(out, awaited{ID: m.ID, Time: m.Time, Since: now})
+				out = append(out, m)
 				ids = append(ids, m.ID)
 			}
 		}
@@ -236,6 +236,17 @@ func (l *lease) snapshot() []string {
 	return ackIDs(l.msgs)
 }
 
+// messageIDs returns the message IDs of the messages kept.
+func (l *lease) messageIDs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]string, len(l.msgs))
+	for i, m := range l.msgs {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
 func ackIDs(msgs []leased) []string {
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
@@ -276,14 +287,20 @@ func acknowledgeAll(ctx context.Context, subs *vkit.SubscriptionAdminClient, sub
 
 // modify sets the ack deadline of ids to seconds; zero hands them back.
 func (l *lease) modify(ctx context.Context, ids []string, seconds int32) {
+	setDeadlines(ctx, l.subs, l.subscription, ids, seconds)
+}
+
+// setDeadlines sets the ack deadline of the messages of ids to seconds;
+// zero hands them back, to be redelivered at once.
+func setDeadlines(ctx context.Context, subs *vkit.SubscriptionAdminClient, subscription string, ids []string, seconds int32) {
 	rpc, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	for len(ids) > 0 {
 		n := min(len(ids), ackIDsPerRequest)
-		err := l.subs.ModifyAckDeadline(rpc, &pubsubpb.ModifyAckDeadlineRequest{
-			Subscription: l.subscription, AckIds: ids[:n], AckDeadlineSeconds: seconds})
+		err := subs.ModifyAckDeadline(rpc, &pubsubpb.ModifyAckDeadlineRequest{
+			Subscription: subscription, AckIds: ids[:n], AckDeadlineSeconds: seconds})
 		if err != nil {
-			log.Warnf(ctx, "beamjoin: pubsubio: setting the ack deadline of %d messages of %s to %ds: %v", n, l.subscription, seconds, err)
+			log.Warnf(ctx, "beamjoin: pubsubio: setting the ack deadline of %d messages of %s to %ds: %v", n, subscription, seconds, err)
 		}
 		ids = ids[n:]
 	}

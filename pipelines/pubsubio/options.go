@@ -55,6 +55,7 @@ type config struct {
 	timeChosen    bool // an option chose where event time is
 	lag           time.Duration
 	idleAfter     time.Duration // zero: the watermark never moves by the clock
+	maxSkew       time.Duration // zero: event times are not bounded
 	idAttribute   string
 	dedupWindow   time.Duration // zero: duplicates are kept
 	readers       int
@@ -155,6 +156,30 @@ func IdleAfter(d time.Duration) Option {
 	}}
 }
 
+// MaxSkew bounds how far ahead Read takes a message's event time to be,
+// so that one bad time (milliseconds written as microseconds, a clock
+// years off, a message of a backfill that fell back to its publish time)
+// does not move the watermark for good:
+//   - A message whose event time is more than d after its publish time
+//     is a dead letter: an event is not published before it happens.
+//   - A message whose event time is more than d ahead of the latest
+//     event time the reader read is emitted with it, but does not move
+//     the watermark, unless it is the last of SkewRun such messages in a
+//     row: then the watermark takes the earliest of them, because the
+//     stream itself has moved on (a gap in the data, a backfill that
+//     reached the present).
+//
+// Both are counted (NAME_skewed). It is off by default.
+func MaxSkew(d time.Duration) Option {
+	return option{name: "MaxSkew", read: true, set: func(c *config) error {
+		if d <= 0 || d%time.Millisecond != 0 {
+			return fmt.Errorf("skew bound %v must be a positive whole number of milliseconds", d)
+		}
+		c.maxSkew = d
+		return nil
+	}}
+}
+
 // Readers makes Read pull its subscription with n readers, each a pull
 // loop of its own (a restriction the runner may run on any worker), which
 // the service shares the messages among. Messages come out as with one
@@ -231,6 +256,9 @@ func newConfig(what string, opts []Option) (config, error) {
 		if err := o.set(&c); err != nil {
 			return config{}, fmt.Errorf("beamjoin: pubsubio.%s: %s: %w", what, o.name, err)
 		}
+	}
+	if c.readers > 1 && c.idleAfter == 0 {
+		return config{}, fmt.Errorf("beamjoin: pubsubio.%s: Readers(%d) needs IdleAfter: readers in different workers cannot tell each other what they read, so without it a reader that receives no message would hold the read's watermark where it is for good", what, c.readers)
 	}
 	return c, nil
 }

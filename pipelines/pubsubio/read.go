@@ -25,9 +25,10 @@ import (
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Message)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*DeadLetter)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*clock)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*awaited)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*cursor)(nil)).Elem())
+	// The runner keeps a reader's cursor and clock as opaque bytes, in
+	// formats that carry their version (state.go).
+	beam.RegisterCoder(reflect.TypeOf((*cursor)(nil)).Elem(), encodeCursor, decodeCursor)
+	beam.RegisterCoder(reflect.TypeOf((*clock)(nil)).Elem(), encodeClock, decodeClock)
 	register.DoFn6x2[context.Context, *clockEstimator, *sdf.LockRTracker, []byte,
 		func(beam.EventTime, Message), func(beam.EventTime, DeadLetter), sdf.ProcessContinuation, error](&readFn{})
 	register.Emitter2[beam.EventTime, Message]()
@@ -108,16 +109,17 @@ func TryRead(s beam.Scope, subscription string, opts ...Option) (messages, deadL
 // instance's finalization callbacks (see docs/pubsub.md), so it is not
 // used.
 type readFn struct {
-	Subscription string
-	Project      string
-	Name         string
-	Decoder      decoder
-	LagMillis    int64
-	IdleMillis   int64
-	Readers      int
+	Subscription  string
+	Project       string
+	Name          string
+	Decoder       decoder
+	LagMillis     int64
+	IdleMillis    int64
+	MaxSkewMillis int64
+	Readers       int
 
-	subs                       *vkit.SubscriptionAdminClient
-	read, invalid, publishTime beam.Counter
+	subs                               *vkit.SubscriptionAdminClient
+	read, invalid, publishTime, skewed beam.Counter
 }
 
 // pulledHook, when set (by a test, before the pipeline runs), is told the
@@ -126,13 +128,14 @@ var pulledHook func(reader int, ids []string)
 
 func newReadFn(subscription, project string, c config) *readFn {
 	return &readFn{
-		Subscription: subscription,
-		Project:      project,
-		Name:         c.name,
-		Decoder:      decoder{TimeAttribute: c.timeAttribute, TimeField: c.timeField},
-		LagMillis:    c.lag.Milliseconds(),
-		IdleMillis:   c.idleAfter.Milliseconds(),
-		Readers:      c.readers,
+		Subscription:  subscription,
+		Project:       project,
+		Name:          c.name,
+		Decoder:       decoder{TimeAttribute: c.timeAttribute, TimeField: c.timeField},
+		LagMillis:     c.lag.Milliseconds(),
+		IdleMillis:    c.idleAfter.Milliseconds(),
+		MaxSkewMillis: c.maxSkew.Milliseconds(),
+		Readers:       c.readers,
 	}
 }
 
@@ -145,6 +148,7 @@ func (f *readFn) Setup() error {
 	f.read = beam.NewCounter("beamjoin", f.Name+"_read")
 	f.invalid = beam.NewCounter("beamjoin", f.Name+"_invalid")
 	f.publishTime = beam.NewCounter("beamjoin", f.Name+"_publish_time")
+	f.skewed = beam.NewCounter("beamjoin", f.Name+"_skewed")
 	return nil
 }
 
@@ -185,21 +189,23 @@ func (f *readFn) InitialWatermarkEstimatorState(_ beam.EventTime, _ cursor, _ []
 }
 
 func (f *readFn) CreateWatermarkEstimator(c clock) *clockEstimator {
-	return &clockEstimator{clock: c, Lag: f.LagMillis, IdleAfter: f.IdleMillis}
+	return &clockEstimator{c: c.copy(), mark: nowMillis(), lag: f.LagMillis, idleAfter: f.IdleMillis,
+		maxSkew: f.MaxSkewMillis, silentBase: f.Readers > 1 && f.IdleMillis > 0}
 }
 
-func (f *readFn) WatermarkEstimatorState(e *clockEstimator) clock { return e.clock }
+func (f *readFn) WatermarkEstimatorState(e *clockEstimator) clock { return e.state() }
 
 func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf.LockRTracker, _ []byte,
 	emit func(beam.EventTime, Message), dead func(beam.EventTime, DeadLetter)) (sdf.ProcessContinuation, error) {
 	cur := rt.GetRestriction().(cursor)
-	f.acknowledge(ctx, cur)
 	g := groupOf(cur.Group)
-	// What the estimator knows now is what committed bundles read.
-	g.share(we.MaxTime, we.ReadAt)
-	now := time.Now().UnixMilli()
-	we.await(handBackEarlierAttempts(g, cur.ID, now))
-	we.follow(g, now)
+	f.acknowledge(ctx, g, cur)
+	// A failed attempt's messages are awaited before the estimator moves:
+	// it may learn of later times from its worker.
+	we.await(handBackEarlierAttempts(g, cur.ID))
+	// What the estimator holds is what committed bundles read: the
+	// runner gives this bundle its predecessor's committed residual.
+	we.start(g)
 	var l *lease
 	start := time.Now()
 	n := 0
@@ -207,7 +213,9 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 		if !rt.TryClaim(f.Subscription) {
 			return sdf.StopProcessing(), nil // checkpointed or drained
 		}
+		began := nowMillis()
 		msgs, err := f.pull(ctx)
+		ended := nowMillis()
 		switch {
 		case errors.Is(err, errTransient):
 			if n > 0 {
@@ -221,20 +229,13 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 			rt.Mu.Lock()
 			rt.Rt.(*cursorTracker).lastPull = 0
 			rt.Mu.Unlock()
+			we.pulled(began, ended, 0)
 			if n > 0 {
 				return sdf.ResumeProcessingIn(0), nil
 			}
-			we.follow(g, time.Now().UnixMilli())
 			return sdf.ResumeProcessingIn(idlePoll), nil
 		}
-		if l == nil {
-			l = newLease(f.subs, f.Subscription, cur.ID)
-			rt.Mu.Lock()
-			rt.Rt.(*cursorTracker).lease = l
-			rt.Mu.Unlock()
-		}
 		f.read.Inc(ctx, int64(len(msgs)))
-		now := time.Now().UnixMilli()
 		got := make([]decoded, len(msgs))
 		kept := make([]leased, len(msgs))
 		ids := make([]string, len(msgs))
@@ -246,20 +247,34 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 				kept[i].Time = got[i].time
 			}
 		}
+		// The messages are the bundle's only if the runner has not split it
+		// while it pulled: a split at fraction 0 handed the residual the
+		// lease's ack IDs as they were, and the residual may run in a
+		// worker that can acknowledge no others. The check and the lease's
+		// new messages are under the tracker's lock, which the split takes.
+		rt.Mu.Lock()
+		t := rt.Rt.(*cursorTracker)
+		if t.done {
+			rt.Mu.Unlock()
+			setDeadlines(ctx, f.subs, f.Subscription, ackIDs(kept), 0)
+			return sdf.StopProcessing(), nil
+		}
+		if l == nil {
+			l = newLease(f.subs, f.Subscription, cur.ID)
+			t.lease = l
+		}
 		l.add(ctx, kept)
+		n += len(msgs)
+		t.emitted, t.lastPull = n, len(msgs)
+		rt.Mu.Unlock()
 		if pulledHook != nil {
 			pulledHook(cur.Reader, ids)
 		}
 		for _, d := range got {
-			f.emit(ctx, we, now, d, emit, dead)
+			f.emit(ctx, we, d, emit, dead)
 		}
-		g.read(now, ids)
-		we.follow(g, now)
-		n += len(msgs)
-		rt.Mu.Lock()
-		t := rt.Rt.(*cursorTracker)
-		t.emitted, t.lastPull = n, len(msgs)
-		rt.Mu.Unlock()
+		we.readAgain(ids)
+		we.pulled(began, ended, len(msgs))
 		if n >= maxBundleMessages || time.Since(start) >= maxBundleTime {
 			return sdf.ResumeProcessingIn(0), nil
 		}
@@ -268,15 +283,17 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 
 // acknowledge acknowledges the messages of the bundle that made cur: that
 // bundle is committed, or the runner would not have handed cur on. When
-// its lease is in this process, the lease does it (and stops extending);
-// a lease of this process that is gone was settled already (by an earlier
+// its lease is in this process, the lease does it (and stops extending),
+// and the read group learns which messages that committed bundle read; a
+// lease of this process that is gone was settled already (by an earlier
 // attempt of this bundle, or handed back when its commit took too long);
 // otherwise the ack IDs cur carries are acknowledged here.
-func (f *readFn) acknowledge(ctx context.Context, cur cursor) {
+func (f *readFn) acknowledge(ctx context.Context, g *readGroup, cur cursor) {
 	if cur.Lease == "" {
 		return
 	}
 	if l, ok := leaseOf(cur.Lease); ok {
+		g.committed(l.messageIDs())
 		l.commit()
 		return
 	}
@@ -293,28 +310,38 @@ type decoded struct {
 	attrs     map[string]string
 	time      int64
 	fellBack  bool
+	skewed    bool // its event time is too far after its publish time
 	err       error
 }
 
-// decode reads a pulled message's event time, or why it is a dead letter.
+// decode reads a pulled message's event time, or why it is a dead letter:
+// among the reasons, with MaxSkew, an event time more than MaxSkew after
+// the message's publish time, which no event can have.
 func (f *readFn) decode(m *pubsubpb.PubsubMessage) decoded {
 	d := decoded{m: m, published: m.GetPublishTime().AsTime().UnixMilli(), attrs: m.GetAttributes()}
 	if len(d.attrs) == 0 {
 		d.attrs = nil
 	}
 	d.time, d.fellBack, d.err = f.Decoder.eventTime(m.GetData(), d.attrs, d.published)
+	if d.err == nil && f.MaxSkewMillis > 0 && d.time-d.published > f.MaxSkewMillis {
+		d.skewed = true
+		d.err = fmt.Errorf("event time %d is more than MaxSkew (%v) after the message's publish time", d.time, time.Duration(f.MaxSkewMillis)*time.Millisecond)
+	}
 	return d
 }
 
-// emit sends one decoded message to the messages or the dead letters.
-func (f *readFn) emit(ctx context.Context, we *clockEstimator, now int64, d decoded,
+// emit sends one decoded message to the messages or the dead letters, and
+// counts it.
+func (f *readFn) emit(ctx context.Context, we *clockEstimator, d decoded,
 	emit func(beam.EventTime, Message), dead func(beam.EventTime, DeadLetter)) {
 	m := d.m
+	if d.skewed {
+		f.skewed.Inc(ctx, 1)
+	}
 	if d.err != nil {
 		f.invalid.Inc(ctx, 1)
-		we.ReadAt = now // the subscription is not idle
 		// At the watermark or after: a dead letter is never late.
-		dead(mtime.Time(max(d.published, we.Watermark)), DeadLetter{
+		dead(mtime.Time(max(d.published, we.watermark())), DeadLetter{
 			Subscription: f.Subscription, MessageID: m.GetMessageId(), PublishTime: d.published,
 			Error: d.err.Error(), Data: string(m.GetData()), Attributes: d.attrs,
 		})
@@ -323,7 +350,9 @@ func (f *readFn) emit(ctx context.Context, we *clockEstimator, now int64, d deco
 	if d.fellBack {
 		f.publishTime.Inc(ctx, 1)
 	}
-	we.read(d.time, now)
+	if we.take(d.time) {
+		f.skewed.Inc(ctx, 1)
+	}
 	emit(mtime.Time(d.time), Message{ID: m.GetMessageId(), Data: m.GetData(), Attributes: d.attrs, PublishTime: d.published})
 }
 

@@ -31,7 +31,7 @@ func TestReadersShareSubscriptionExactlyOnce(t *testing.T) {
 	})()
 
 	p, s := beam.NewPipelineWithRoot()
-	msgs, bad := pubsubio.Read(s, sub, pubsubio.Readers(3))
+	msgs, bad := pubsubio.Read(s, sub, pubsubio.Readers(3), pubsubio.IdleAfter(time.Hour))
 	orders, payments := beam.ParDo2(s, &sideFn{}, msgs)
 	joinOrdersPayments(s, key, orders, payments)
 	drain(s, bad)
@@ -84,7 +84,7 @@ func TestReadersOfAWorkerShareTheWatermark(t *testing.T) {
 	topic := f.topic(t, "clicks")
 	sub := f.subscription(t, topic, "clicks-count")
 	const t0 = 1714554000000
-	r, err := pubsubio.NewReadRunner(sub, pubsubio.Readers(2), pubsubio.WatermarkLag(time.Second))
+	r, err := pubsubio.NewReadRunner(sub, pubsubio.Readers(2), pubsubio.IdleAfter(time.Hour), pubsubio.WatermarkLag(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

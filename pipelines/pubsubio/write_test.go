@@ -160,6 +160,14 @@ func TestConstructionErrors(t *testing.T) {
 			_, _, err := pubsubio.TryRead(s, "projects/p/subscriptions/s", pubsubio.Readers(0))
 			return err
 		}, "pubsubio.Read: Readers: 0 readers: want 1 or more"},
+		{"several_readers_without_idle_after", func(s beam.Scope) error {
+			_, _, err := pubsubio.TryRead(s, "projects/p/subscriptions/s", pubsubio.Readers(3))
+			return err
+		}, "pubsubio.Read: Readers(3) needs IdleAfter: readers in different workers cannot tell each other what they read"},
+		{"zero_skew", func(s beam.Scope) error {
+			_, _, err := pubsubio.TryRead(s, "projects/p/subscriptions/s", pubsubio.MaxSkew(0))
+			return err
+		}, "pubsubio.Read: MaxSkew: skew bound 0s must be a positive whole number of milliseconds"},
 		{"read_option_to_write", func(s beam.Scope) error {
 			return pubsubio.TryWrite(s, "projects/p/topics/t", beam.Create(s, "{}"), pubsubio.WatermarkLag(0))
 		}, "pubsubio.Write: option WatermarkLag does not apply to Write"},
