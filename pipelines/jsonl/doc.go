@@ -53,6 +53,15 @@
 //     whose time is behind the watermark is still emitted as a record:
 //     what a late element means is for the consumer to say; unless the
 //     source judges lateness (see Late lines).
+//   - Outliers. With MaxSkew, a record whose time is more than MaxSkew
+//     ahead of the largest time taken in is still a record, but the
+//     watermark does not take its time unless five such records come in a
+//     row (the data moved on: a gap in it), so that one bad time (a time
+//     in microseconds, a mistyped year) does not make every line after it
+//     late; while another file's next record is within the bound, such a
+//     record is replayed at once rather than holding the rest of its file
+//     back until the stream reaches its time. They are counted
+//     (NAME_skewed).
 //   - Reports. The reader reports the watermark by checkpointing, a bundle
 //     round trip for it and for every stage downstream (about 10 ms for the
 //     reader alone on Prism, more with a join), once the largest time has

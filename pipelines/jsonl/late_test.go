@@ -67,6 +67,53 @@ func TestReplayJudgesLate(t *testing.T) {
 	}
 }
 
+// With MaxSkew, a line whose time is far ahead of the replay (here in
+// microseconds) is a record, but moves nothing: it is replayed at once
+// rather than when the other file reaches its time, and the lines after
+// it in its file are not judged late. A replay's sources share the bound.
+func TestReplayOutlierMovesNothing(t *testing.T) {
+	dir := t.TempDir()
+	line := func(id string, ms int64) string { return fmt.Sprintf(`{"id":%q,"t":%d}`, id, ms) }
+	writeFiles(t, dir, map[string]string{
+		"a.jsonl": strings.Join([]string{line("a1", 100_000), line("a2", 100_000_000_000), line("a3", 110_000), line("a4", 120_000)}, "\n") + "\n",
+		"b.jsonl": strings.Join([]string{line("b1", 101_000), line("b2", 111_000), line("b3", 121_000)}, "\n") + "\n",
+	})
+	p, s := beam.NewPipelineWithRoot()
+	src := func(name, file string) jsonl.Source {
+		return jsonl.Source{Name: name, Pattern: filepath.Join(dir, file), Fields: jsonl.Fields{Key: "id", Time: "t"},
+			Replay: true, JudgeLate: true, MaxSkew: time.Minute}
+	}
+	records, late, _ := jsonl.ReadAllWithLate(s, src("left", "a.jsonl"), src("right", "b.jsonl"))
+	beam.ParDo0(s, &traceMillisFn{Side: "left"}, records[0])
+	beam.ParDo0(s, &traceMillisFn{Side: "right"}, records[1])
+	beam.ParDo0(s, &traceMillisFn{Side: "late left"}, late[0])
+	beam.ParDo0(s, &traceMillisFn{Side: "late right"}, late[1])
+	trace.lines = nil
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	got := append([]string(nil), trace.lines...)
+	sort.Strings(got)
+	want := []string{
+		"left a.jsonl:1@100000", "left a.jsonl:2@100000000000", "left a.jsonl:3@110000", "left a.jsonl:4@120000",
+		"right b.jsonl:1@101000", "right b.jsonl:2@111000", "right b.jsonl:3@121000",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records and late records (-want +got):\n%s", diff)
+	}
+
+	_, s = beam.NewPipelineWithRoot()
+	a, b := src("left", "a.jsonl"), src("right", "b.jsonl")
+	b.MaxSkew = time.Hour
+	if _, _, _, err := jsonl.TryReadAllWithLate(s, a, b); err == nil || err.Error() != "beamjoin: left and right: replayed together, they have one watermark, so one skew bound (1m0s and 1h0m0s)" {
+		t.Errorf("sources with two skew bounds: error = %v", err)
+	}
+	a.Replay, a.JudgeLate = false, false
+	if _, _, err := jsonl.TryReadAll(s, a); err == nil || err.Error() != "beamjoin: left: skew bound 1m0s is set, but only a replay has a watermark for it to guard: a source read whole moves event time only at its end" {
+		t.Errorf("a skew bound without a replay: error = %v", err)
+	}
+}
+
 // Only ReadAllWithLate reads a source that judges lateness (its late
 // records would be lost otherwise), only a replay judges it, and
 // LateBehind is whole non-negative milliseconds, set only with JudgeLate.

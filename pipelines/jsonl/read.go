@@ -73,6 +73,19 @@ type Source struct {
 	// would judge it late; see the package doc.
 	JudgeLate  bool
 	LateBehind time.Duration
+	// MaxSkew, with Replay, bounds how far ahead of the stream a record's
+	// event time is taken to be, so that one bad time (milliseconds
+	// written as microseconds, a year mistyped) does not move the
+	// watermark for good and make the lines after it late. A record more
+	// than MaxSkew ahead of the largest time the replay took in is still a
+	// record, but the watermark does not take its time, unless five such
+	// records come in a row (the data itself moved on: a gap in it); and
+	// while the next line of another file is within the bound, it is
+	// replayed at once rather than holding the rest of its file back
+	// until the stream reaches its time. Such records are counted
+	// (NAME_skewed). Zero bounds nothing. Sources replayed together
+	// share it.
+	MaxSkew time.Duration
 }
 
 // Read reads src into keyed, timestamped records,
@@ -157,6 +170,8 @@ func tryReadAll(s beam.Scope, srcs []Source, withLate bool) (records, late, dead
 			return nil, nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one lag (%v and %v)", first.Name, src.Name, first.WatermarkLag, src.WatermarkLag)
 		case src.Replay && src.WatermarkStep != first.WatermarkStep:
 			return nil, nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one step (%v and %v)", first.Name, src.Name, first.WatermarkStep, src.WatermarkStep)
+		case src.Replay && src.MaxSkew != first.MaxSkew:
+			return nil, nil, nil, fmt.Errorf("beamjoin: %s and %s: replayed together, they have one watermark, so one skew bound (%v and %v)", first.Name, src.Name, first.MaxSkew, src.MaxSkew)
 		case src.JudgeLate && !withLate:
 			return nil, nil, nil, fmt.Errorf("beamjoin: %s judges lateness: read it with jsonl.ReadAllWithLate, which returns its late records", src.Name)
 		}
@@ -183,7 +198,8 @@ func tryReadAll(s beam.Scope, srcs []Source, withLate bool) (records, late, dead
 // replayAll adds the replay of the files of every source: one replayFn,
 // whose outputs are then split by source, late records too withLate.
 func replayAll(s beam.Scope, settings Source, parsers []parser, files [][]string, withLate bool) (records, late, deadLetters []beam.PCollection) {
-	fn := &replayFn{Sources: parsers, LagMillis: settings.WatermarkLag.Milliseconds(), StepMillis: settings.WatermarkStep.Milliseconds()}
+	fn := &replayFn{Sources: parsers, LagMillis: settings.WatermarkLag.Milliseconds(), StepMillis: settings.WatermarkStep.Milliseconds(),
+		MaxSkewMillis: settings.MaxSkew.Milliseconds()}
 	if settings.WatermarkStep == 0 {
 		fn.StepMillis = DefaultWatermarkStep.Milliseconds()
 	}
@@ -207,7 +223,7 @@ func replayAll(s beam.Scope, settings Source, parsers []parser, files [][]string
 // SourceError is a Source that cannot be read, found before anything is
 // read: Field names the Source field at fault as a Go selector ("Name",
 // "Pattern", "Fields.Key", "Fields.Time", "MaxLineBytes", "WatermarkLag",
-// "WatermarkStep", "JudgeLate" or "LateBehind"), and Reason says what is
+// "WatermarkStep", "JudgeLate", "LateBehind" or "MaxSkew"), and Reason says what is
 // wrong with its value.
 type SourceError struct {
 	Source, Field, Reason string
@@ -229,8 +245,9 @@ func sourceError(src, field, what, reason string) *SourceError {
 
 // Validate reports, as a *SourceError, a source that cannot be read
 // whatever its files hold: no name or pattern, a bad field path, a
-// negative line limit, a watermark setting or lateness rule that is not
-// whole non-negative milliseconds, or lateness judged without a replay.
+// negative line limit, a watermark setting, lateness rule or skew bound
+// that is not whole non-negative milliseconds, or lateness judged or a
+// skew bound given without a replay.
 // Read and ReadAll call it; so may a caller that builds sources from its
 // own configuration and wants the errors before it builds a pipeline.
 func (src Source) Validate() error {
@@ -260,6 +277,10 @@ func (src Source) Validate() error {
 		return sourceError(name, "LateBehind", fmt.Sprint("LateBehind ", src.LateBehind), "is set, but JudgeLate is not")
 	case !wholeMillis(src.LateBehind):
 		return sourceError(name, "LateBehind", fmt.Sprint("LateBehind ", src.LateBehind), "must be a non-negative whole number of milliseconds")
+	case src.MaxSkew != 0 && !src.Replay:
+		return sourceError(name, "MaxSkew", fmt.Sprint("skew bound ", src.MaxSkew), "is set, but only a replay has a watermark for it to guard: a source read whole moves event time only at its end")
+	case !wholeMillis(src.MaxSkew):
+		return sourceError(name, "MaxSkew", fmt.Sprint("skew bound ", src.MaxSkew), "must be a non-negative whole number of milliseconds")
 	}
 	return nil
 }
@@ -305,13 +326,14 @@ type parser struct {
 	JudgeLate    bool  // see Source.JudgeLate
 	LateBehind   int64 // milliseconds
 
-	read, invalid, late beam.Counter
+	read, invalid, late, skewed beam.Counter
 }
 
 func (p *parser) setup() {
 	p.read = beam.NewCounter("beamjoin", p.Name+"_read")
 	p.invalid = beam.NewCounter("beamjoin", p.Name+"_invalid")
 	p.late = beam.NewCounter("beamjoin", p.Name+"_"+ReaderLate)
+	p.skewed = beam.NewCounter("beamjoin", p.Name+"_skewed")
 }
 
 // parse reads a line's key and time, or says why it is not a record.

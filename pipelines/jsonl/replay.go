@@ -11,17 +11,20 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/beamjoin/beamjoin/pipelines/internal/skew"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*cursor)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*replayClock)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*sourcedRecord)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*sourcedDeadLetter)(nil)).Elem())
 	register.DoFn6x2[context.Context, *lagEstimator, *sdf.LockRTracker, []byte,
@@ -77,7 +80,8 @@ type sourcedDeadLetter struct {
 
 // replayFn replays the files of all its sources as one stream: each file
 // in line order, the files merged by event time (see next), with one
-// watermark, the largest event time read less the lag. It reports the
+// watermark, the largest event time taken in less the lag (a record far
+// ahead of the stream is not taken in: MaxSkew, package skew). It reports the
 // watermark by checkpointing (see report), so the runner learns of it
 // before the next line is read: that is what lets downstream timers fire,
 // and later lines be late, during the run. Which lines come between two
@@ -88,10 +92,11 @@ type sourcedDeadLetter struct {
 // the residual of its own checkpoint: each byte of a file is read once,
 // even on a file system that cannot seek (gs://).
 type replayFn struct {
-	Sources    []parser
-	Files      []replayFile
-	LagMillis  int64
-	StepMillis int64
+	Sources       []parser
+	Files         []replayFile
+	LagMillis     int64
+	StepMillis    int64
+	MaxSkewMillis int64 // zero: none
 
 	open []*replayReader // by file; nil when not open
 }
@@ -135,15 +140,15 @@ func (f *replayFn) CreateTracker(c cursor) *sdf.LockRTracker {
 	return sdf.NewLockRTracker(newCursorTracker(c))
 }
 
-func (f *replayFn) InitialWatermarkEstimatorState(_ beam.EventTime, _ cursor, _ []byte) int64 {
-	return noTime
+func (f *replayFn) InitialWatermarkEstimatorState(_ beam.EventTime, _ cursor, _ []byte) replayClock {
+	return replayClock{MaxTime: noTime, Skew: skew.State{Earliest: skew.None}}
 }
 
-func (f *replayFn) CreateWatermarkEstimator(maxTime int64) *lagEstimator {
-	return newLagEstimator(maxTime, f.LagMillis)
+func (f *replayFn) CreateWatermarkEstimator(c replayClock) *lagEstimator {
+	return newLagEstimator(c, f.LagMillis, f.MaxSkewMillis)
 }
 
-func (f *replayFn) WatermarkEstimatorState(e *lagEstimator) int64 { return e.MaxTime() }
+func (f *replayFn) WatermarkEstimatorState(e *lagEstimator) replayClock { return e.state() }
 
 func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf.LockRTracker, _ []byte,
 	emit func(beam.EventTime, sourcedRecord), dead func(sourcedDeadLetter)) (sdf.ProcessContinuation, error) {
@@ -154,7 +159,7 @@ func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf
 	reported := report{From: we.MaxTime(), Step: f.StepMillis, Bytes: c.ReportBytes}
 	var read int64
 	for {
-		i := next(f.open)
+		i := next(f.open, we.MaxTime(), f.MaxSkewMillis)
 		if i < 0 {
 			rt.TryClaim(claim{File: -1})
 			return sdf.StopProcessing(), rt.GetError()
@@ -168,13 +173,15 @@ func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf
 		if rec, ok := p.emit(ctx, r.name, h, func(dl DeadLetter) { dead(sourcedDeadLetter{Source: r.source, DeadLetter: dl}) }); ok {
 			late := p.judge(ctx, h.ts, we.MaxTime(), f.LagMillis)
 			emit(mtime.Time(h.ts), sourcedRecord{Source: r.source, Key: h.key, Record: rec, Late: late})
-			we.observe(h.ts)
+			if we.take(h.ts) {
+				p.skewed.Inc(ctx, 1)
+			}
 		}
 		read += h.l.Next - h.start
 		if err := f.advance(i); err != nil {
 			return sdf.StopProcessing(), err
 		}
-		if next(f.open) >= 0 && reported.due(read, we.MaxTime()) {
+		if next(f.open, we.MaxTime(), f.MaxSkewMillis) >= 0 && reported.due(read, we.MaxTime()) {
 			return sdf.ResumeProcessingIn(0), nil
 		}
 	}
@@ -185,7 +192,24 @@ func (f *replayFn) ProcessElement(ctx context.Context, we *lagEstimator, rt *sdf
 // line has the earliest event time, a line that is not a record counting
 // as earlier than any (it goes as soon as it is next in its file); ties go
 // to the earlier file, so to the earlier source, then the earlier name.
-func next(files []*replayReader) int {
+// With a skew bound (bound > 0 milliseconds), a record more than bound
+// ahead of maxTime, the latest time taken in, while another file's next
+// record is not, counts as earlier than any too: it is an outlier that
+// the stream goes on without, and waiting for the stream to reach its
+// time would hold the rest of its file back (see package skew). When
+// every file's next record is that far ahead, the stream itself moved
+// on, and the earliest goes first.
+func next(files []*replayReader, maxTime, bound int64) int {
+	ahead := func(r *replayReader) bool {
+		return bound > 0 && maxTime != noTime && r.head.err == nil && r.head.ts > maxTime && r.head.ts-maxTime > bound
+	}
+	within := false
+	for _, r := range files {
+		if r != nil && !r.done && r.head.err == nil && !ahead(r) {
+			within = true
+			break
+		}
+	}
 	best := -1
 	var bestTime int64
 	for i, r := range files {
@@ -193,7 +217,7 @@ func next(files []*replayReader) int {
 			continue
 		}
 		t := r.head.ts
-		if r.head.err != nil {
+		if r.head.err != nil || (within && ahead(r)) {
 			t = noTime
 		}
 		if best < 0 || t < bestTime {
@@ -303,35 +327,63 @@ func (f *replayFn) closeFile(i int) {
 	}
 }
 
+// replayClock is the state of a replay's watermark estimator, kept by the
+// runner with its cursor across checkpoints. A replay is bounded: on
+// Flink and Dataflow it runs in batch, where no savepoint or update
+// carries its state from one release to another.
+type replayClock struct {
+	// MaxTime is the largest event time taken in, or noTime.
+	MaxTime int64
+	// Skew is what the replay keeps of the records that came more than
+	// MaxSkew ahead of MaxTime (package skew).
+	Skew skew.State
+}
+
 // lagEstimator is the replay's watermark estimator. The SDK reads its
-// watermark from another goroutine (to answer the runner's progress and
-// split requests) while ProcessElement raises it: the largest time is an
-// atomic.
+// watermark and state from another goroutine (to answer the runner's
+// progress and split requests) while ProcessElement raises it: every
+// access holds mu.
 type lagEstimator struct {
-	maxTime atomic.Int64 // largest event time read, or noTime
-	lag     int64        // milliseconds
+	mu           sync.Mutex
+	c            replayClock
+	lag, maxSkew int64 // milliseconds
 }
 
-func newLagEstimator(maxTime, lag int64) *lagEstimator {
-	e := &lagEstimator{lag: lag}
-	e.maxTime.Store(maxTime)
-	return e
+func newLagEstimator(c replayClock, lag, maxSkew int64) *lagEstimator {
+	return &lagEstimator{c: c, lag: lag, maxSkew: maxSkew}
 }
 
-// MaxTime is the largest event time read, or noTime.
-func (e *lagEstimator) MaxTime() int64 { return e.maxTime.Load() }
+// MaxTime is the largest event time taken in, or noTime.
+func (e *lagEstimator) MaxTime() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c.MaxTime
+}
 
-// observe records a time read. Only ProcessElement writes.
-func (e *lagEstimator) observe(ts int64) {
-	if ts > e.maxTime.Load() {
-		e.maxTime.Store(ts)
+// state is the estimator's state, for the runner to keep.
+func (e *lagEstimator) state() replayClock {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c
+}
+
+// take takes in a record's time, unless it is more than the skew bound
+// ahead of the largest time taken in (package skew), and reports whether
+// it was.
+func (e *lagEstimator) take(ts int64) (ahead bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ahead := skew.Take(&e.c.Skew, e.c.MaxTime, ts, e.maxSkew)
+	if t != skew.None && t > e.c.MaxTime {
+		e.c.MaxTime = t
 	}
+	return ahead
 }
 
-// CurrentWatermark is the largest time read less the lag.
+// CurrentWatermark is the largest time taken in less the lag.
 func (e *lagEstimator) CurrentWatermark() time.Time {
 	wm := int64(mtime.MinTimestamp)
-	if m := e.maxTime.Load(); m != noTime && m-e.lag > wm {
+	if m := e.MaxTime(); m != noTime && m-e.lag > wm {
 		wm = m - e.lag
 	}
 	return mtime.Time(wm).ToTime()

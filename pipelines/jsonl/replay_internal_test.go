@@ -2,9 +2,12 @@ package jsonl
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/beamjoin/beamjoin/pipelines/internal/skew"
 )
 
 // The tracker takes each file's lines in order, checkpoints into what was
@@ -53,35 +56,52 @@ func TestCursorTracker(t *testing.T) {
 }
 
 func TestLagEstimator(t *testing.T) {
-	e := newLagEstimator(noTime, 1000)
+	e := newLagEstimator(replayClock{MaxTime: noTime, Skew: skew.State{Earliest: skew.None}}, 1000, 60_000)
 	if got := e.CurrentWatermark().UnixMilli(); got > -9e15 {
 		t.Fatalf("watermark before any record = %d, want the minimum", got)
 	}
-	e.observe(5000)
-	e.observe(4000)
-	if got := e.CurrentWatermark().UnixMilli(); got != 4000 || e.MaxTime() != 5000 {
-		t.Fatalf("after 5000 then 4000: watermark %d, largest time %d; want 4000, 5000", got, e.MaxTime())
+	var got []string
+	for _, ts := range []int64{5000, 4000, 1e15, 6000} {
+		ahead := e.take(ts)
+		got = append(got, fmt.Sprintf("took %d (ahead %v): watermark %d, largest time %d", ts, ahead, e.CurrentWatermark().UnixMilli(), e.MaxTime()))
+	}
+	want := []string{
+		"took 5000 (ahead false): watermark 4000, largest time 5000",
+		"took 4000 (ahead false): watermark 4000, largest time 5000",
+		"took 1000000000000000 (ahead true): watermark 4000, largest time 5000",
+		"took 6000 (ahead false): watermark 5000, largest time 6000",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
 // The merge takes the earliest next line, a dead letter first, ties to the
-// earlier file, and skips files that are done.
+// earlier file, and skips files that are done. With a skew bound, a record
+// that far ahead of the latest time goes first while another file's next
+// record is within the bound; when all are ahead, the earliest goes.
 func TestNext(t *testing.T) {
 	rec := func(ts int64) *replayReader { return &replayReader{head: headLine{ts: ts}} }
 	bad := &replayReader{head: headLine{ts: 0, err: errors.New("blank line")}}
 	done := &replayReader{done: true}
 	for _, tc := range []struct {
-		name  string
-		files []*replayReader
-		want  int
+		name           string
+		files          []*replayReader
+		maxTime, bound int64
+		want           int
 	}{
-		{"earliest_time", []*replayReader{rec(5), rec(3), rec(4)}, 1},
-		{"tie_to_the_earlier_file", []*replayReader{rec(3), rec(3)}, 0},
-		{"dead_letter_first", []*replayReader{rec(-100), bad}, 1},
-		{"skips_done_and_closed", []*replayReader{done, nil, rec(9)}, 2},
-		{"all_done", []*replayReader{done, nil}, -1},
+		{"earliest_time", []*replayReader{rec(5), rec(3), rec(4)}, noTime, 0, 1},
+		{"tie_to_the_earlier_file", []*replayReader{rec(3), rec(3)}, noTime, 0, 0},
+		{"dead_letter_first", []*replayReader{rec(-100), bad}, noTime, 0, 1},
+		{"skips_done_and_closed", []*replayReader{done, nil, rec(9)}, noTime, 0, 2},
+		{"all_done", []*replayReader{done, nil}, noTime, 0, -1},
+		{"no_bound_waits_for_an_outlier", []*replayReader{rec(1e15), rec(110)}, 100, 0, 1},
+		{"an_outlier_goes_at_once", []*replayReader{rec(110), rec(1e15)}, 100, 60, 1},
+		{"a_dead_letter_is_not_the_stream_going_on", []*replayReader{bad, rec(1e15)}, 100, 60, 0},
+		{"all_ahead_the_earliest_goes", []*replayReader{rec(1e15), rec(500), done}, 100, 60, 1},
+		{"nothing_ahead_before_the_first_record", []*replayReader{rec(1e15), rec(110)}, noTime, 60, 1},
 	} {
-		if got := next(tc.files); got != tc.want {
+		if got := next(tc.files, tc.maxTime, tc.bound); got != tc.want {
 			t.Errorf("%s: next = %d, want %d", tc.name, got, tc.want)
 		}
 	}
