@@ -4,7 +4,7 @@
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose concurrency the race detector checks on every `make test`.
-RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/... ./pipelines/jsonl/...
+RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/... ./pipelines/jsonl/... ./pipelines/pubsubio/...
 
 .PHONY: run test flink-test lint bench fuzz stress tools sqlite-late nexmark
 

@@ -142,7 +142,7 @@ func readWithPipeline(opts ...pubsubio.Option) func(b *testing.B, _ *fake, sub s
 		msgs, bad := pubsubio.Read(s, sub, opts...)
 		beam.ParDo0(s, &countFn{}, msgs)
 		drain(s, bad)
-		run := start(p)
+		run := start(b, p)
 		waitFor(b, "every message read and acknowledged", everything)
 		run.stop(b)
 	}

@@ -36,7 +36,7 @@ func TestReadDropsMessageRedeliveredAfterCommit(t *testing.T) {
 	msgs, bad := pubsubio.Read(s, sub)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "every message out and the second's acknowledgement lost", func() bool {
 		return registry.count(key) == len(want) && len(f.acks.lostAcks()) == 1
 	})
@@ -86,7 +86,7 @@ func TestReadDeduplicatesByIDAttribute(t *testing.T) {
 	msgs, bad := pubsubio.Read(s, sub, pubsubio.IDAttribute(pubsubio.DefaultIDAttribute))
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "every message acknowledged and the distinct ones out", func() bool {
 		return f.allAcked(topic) && registry.count(key) >= len(want)
 	})

@@ -33,7 +33,7 @@ func TestReadFailedBundleIsRedeliveredAndJoinedOnce(t *testing.T) {
 		orders, payments := beam.ParDo2(s, &sideFn{}, msgs)
 		joinOrdersPayments(s, key, orders, payments)
 		drain(s, bad)
-		return start(p)
+		return start(t, p)
 	}
 
 	run := pipeline("poison")
@@ -96,7 +96,7 @@ func TestReadAckLostAfterCommitLosesNothingAndJoinsOnce(t *testing.T) {
 	orders, payments := beam.ParDo2(s, &sideFn{}, msgs)
 	joinOrdersPayments(s, key, orders, payments)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "the lost acknowledgements' messages redelivered and acknowledged", func() bool {
 		return len(f.acks.lostAcks()) == 2 && f.srv.Message(ids[0]).Deliveries >= 2 &&
 			f.srv.Message(ids[1]).Deliveries >= 2 && f.allAcked(topic)

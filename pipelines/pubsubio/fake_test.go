@@ -371,8 +371,20 @@ type running struct {
 	done   chan error
 }
 
-// start runs p on Prism until stop is called or it fails.
-func start(p *beam.Pipeline) *running {
+// start runs p on Prism until stop is called or it fails. Under the race
+// detector it skips the test instead: when a job ends with bundles in
+// flight (cancelled, as a streaming test ends, or failed), the Go SDK
+// v2.77's harness closes its response channel while those bundles'
+// goroutines may still send on it (core/runtime/harness/harness.go, the
+// close at line 195 and the send at 213), a race of the SDK's own that
+// the detector reports at random. The read's own concurrency is checked
+// under -race by the tests that drive its DoFn bundle by bundle
+// (bundles_test.go, retry_test.go, readers_test.go).
+func start(t testing.TB, p *beam.Pipeline) *running {
+	t.Helper()
+	if raceDetector {
+		t.Skip("the race detector reports a race of the Go SDK v2.77's harness when a job ends with bundles in flight (see start)")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1)}
 	go func() {

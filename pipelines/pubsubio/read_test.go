@@ -55,7 +55,7 @@ func TestReadOrdersAndPayments(t *testing.T) {
 		beam.ParDo0(s, &collectDeadFn{Key: key}, c)
 		drain(s, c)
 	}
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "every message out and acknowledged", func() bool {
 		return registry.count(key)+registry.count(key+"/dead") == 9 && f.allAcked(orders) && f.allAcked(payments)
 	})
@@ -144,7 +144,7 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, failFn{}, msgs)
 	drain(s, bad)
-	err := start(p).wait(t)
+	err := start(t, p).wait(t)
 	if err == nil || !strings.Contains(err.Error(), "test: failing on") {
 		t.Fatalf("the failing pipeline ended with %v, want its DoFn's error", err)
 	}
@@ -156,7 +156,7 @@ func TestReadFailedBundleIsRedelivered(t *testing.T) {
 	msgs, bad = pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "every message out and acknowledged", func() bool {
 		return registry.count(key) == len(want) && f.allAcked(topic)
 	})
@@ -219,7 +219,7 @@ func TestReadFailureMidStreamIsRedelivered(t *testing.T) {
 	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &failOnFn{Key: key, Poison: "poison"}, msgs)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	data, ms, first := wave(4, 1714554000000, -1)
 	committed := f.publishAll(t, topic, data, ms)
 	waitFor(t, "the first wave out and acknowledged", func() bool {
@@ -256,7 +256,7 @@ func TestReadFailureMidStreamIsRedelivered(t *testing.T) {
 	msgs, bad = pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
-	run = start(p)
+	run = start(t, p)
 	waitFor(t, "the failed bundle's messages out and acknowledged", func() bool {
 		return registry.count(key) == len(second) && f.allAcked(topic)
 	})
@@ -322,7 +322,7 @@ func TestReadWatermarkMovesWhenIdle(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	msgs, _ := pubsubio.Read(s, sub, pubsubio.IdleAfter(200*time.Millisecond))
 	beam.ParDo0(s, &secondEndFn{Key: key, Fire: timers.InEventTime("fire")}, beam.ParDo(s, keyFn, msgs))
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "the timer to fire", func() bool { return registry.count(key) > 0 })
 	run.stop(t)
 	if diff := cmp.Diff([]string{fmt.Sprintf("fired at %d", t0+1000)}, registry.linesOf(key)); diff != "" {
@@ -391,7 +391,7 @@ func TestReadExtendsDeadlinesOfSlowBundle(t *testing.T) {
 	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &holdFn{Key: key}, msgs)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	g := gateFor(key)
 	select {
 	case <-g.held:
@@ -440,7 +440,7 @@ func TestReadAcksEveryWave(t *testing.T) {
 	msgs, bad := pubsubio.Read(s, sub, fused)
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	var want []string
 	for wave := range 4 {
 		for i := range 3 {
@@ -489,7 +489,7 @@ func TestReadTimeField(t *testing.T) {
 	beam.ParDo0(s, &collectFn{Key: key}, msgs)
 	beam.ParDo0(s, &collectDeadFn{Key: key}, bad)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "every message out and acknowledged", func() bool {
 		return registry.count(key)+registry.count(key+"/dead") == 8 && f.allAcked(topic)
 	})

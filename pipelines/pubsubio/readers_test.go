@@ -35,7 +35,7 @@ func TestReadersShareSubscriptionExactlyOnce(t *testing.T) {
 	orders, payments := beam.ParDo2(s, &sideFn{}, msgs)
 	joinOrdersPayments(s, key, orders, payments)
 	drain(s, bad)
-	run := start(p)
+	run := start(t, p)
 	const t0 = 1714554000000
 	var want []string
 	for wave := range 6 {

@@ -40,7 +40,7 @@ func TestReadMessagesHeldBackThroughPauseAreNotLate(t *testing.T) {
 	o, _ := pubsubio.Read(s, ordersSub, pubsubio.Name("orders"), lag)
 	pay, _ := pubsubio.Read(s, paymentsSub, pubsubio.Name("payments"), lag)
 	joinOrdersPayments(s, key, beam.ParDo(s, keyBySide, o), beam.ParDo(s, keyBySide, pay))
-	run := start(p)
+	run := start(t, p)
 	waitFor(t, "the messages before the pause read and acknowledged", func() bool {
 		return f.allAcked(orders) && f.allAcked(payments)
 	})
