@@ -56,9 +56,11 @@ type cmdFlags struct {
 	out, deadLetter          *string
 	watermarkLag             durationFlag
 	idleAfter                durationFlag
+	maxSkew                  durationFlag
 	logLevel                 *string
 	quiet                    *bool
 	progress                 durationFlag
+	onInterrupt              interruptAction
 
 	// interval
 	lower, upper, allowedLateness  durationFlag
@@ -135,8 +137,12 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 	str(&f.deadLetter, "dead-letter", "", "`FILE` for lines that are not records: bad JSON, missing key or time, over 1 MiB (default: counted only)")
 	dur(&f.watermarkLag, "watermark-lag", "replay each file in line order as a stream whose watermark trails the largest time read by `DUR` (default: read files whole, in batch)")
 	dur(&f.idleAfter, "idle-after", "Pub/Sub inputs: after `DUR` without a message, a subscription's watermark moves on by itself, as fast as the clock from the latest time read, so that a quiet stream's timers fire; a message that comes after such a pause with an earlier time may then be late (default 10s)")
+	dur(&f.maxSkew, "max-skew", "replays and Pub/Sub inputs: a record whose time is more than `DUR` ahead of the latest time read does not move the watermark unless five come in a row, and a message whose time is more than DUR after its publish time is a dead letter, so that one bad time does not make every record after it late (default: no bound)")
 	f.progress = durationFlag{d: jsonjoin.DefaultProgressEvery, text: jsonjoin.DefaultProgressEvery.String(), set: true}
 	dur(&f.progress, "progress", "report progress on standard error after `DUR`, then every DUR or every tenth of the time elapsed, whichever is longer; only workers in this process (Prism's default) report it")
+	f.onInterrupt = detachJob
+	fs.Var(&f.onInterrupt, "on-interrupt", "Pub/Sub joins on Dataflow: what Ctrl-C does with the job, `ACTION` detach (stop only the command, saying how to stop the job), cancel or drain (ask Dataflow to, and wait until the job has stopped; Ctrl-C again stops waiting)")
+	f.mine = append(f.mine, "on-interrupt")
 	boolean(&f.quiet, "quiet", "no progress reports on standard error")
 	str(&f.logLevel, "log-level", "warn", "runner log `LEVEL`: debug, info, warn or error")
 	return f
@@ -169,6 +175,12 @@ func (f *cmdFlags) config() (jsonjoin.Config, error) {
 			return c, usagef("--idle-after %s is not positive", f.idleAfter.text)
 		}
 		c.IdleAfter = f.idleAfter.d
+	}
+	if f.maxSkew.set {
+		if f.maxSkew.d <= 0 {
+			return c, usagef("--max-skew %s is not positive", f.maxSkew.text)
+		}
+		c.MaxSkew = f.maxSkew.d
 	}
 	switch f.op {
 	case jsonjoin.Interval:
@@ -338,6 +350,8 @@ func (f *cmdFlags) fieldError(fe *jsonjoin.FieldError) error {
 		return usagef("--watermark-lag %s: %s", f.watermarkLag.text, fe.Reason)
 	case "IdleAfter":
 		return usagef("--idle-after %s: %s", f.idleAfter.text, fe.Reason)
+	case "MaxSkew":
+		return usagef("--max-skew %s: %s", f.maxSkew.text, fe.Reason)
 	case "Gap":
 		return usagef("--gap %s gives session windows, which take no --size or --slide: give either --gap or --size [--slide]", f.gap.text)
 	case "Out", "Late", "DeadLetter":

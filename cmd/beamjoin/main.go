@@ -138,10 +138,16 @@ func run(args []string) int {
 	if dryRun() {
 		dry = captureDryRun()
 	}
-	ctx := context.Background()
+	waits := waitsForDataflow(*runners.Runner, c.Streaming(), *jobopts.Async)
+	if err := checkOnInterrupt(f, waits); err != nil {
+		return fail(err)
+	}
+	if waits {
+		*jobopts.Async = true // the command waits for the job itself: remote.go
+	}
+	ctx, stop := context.Background(), context.CancelFunc(func() {})
 	if c.Streaming() {
 		// A stream has no end: the join runs until it is interrupted.
-		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		fmt.Fprintln(os.Stderr, "beamjoin: joining Pub/Sub streams until interrupted (Ctrl-C)")
@@ -155,6 +161,10 @@ func run(args []string) int {
 	// Before the run: Prism in process leaves its own address in --endpoint.
 	inProcess := jobInProcess(*runners.Runner)
 	sum, err := jsonjoin.Run(ctx, c, *runners.Runner)
+	if waits && err == nil && sum.JobID != "" {
+		stop() // from here the wait takes the signals: the context would take only the first
+		return waitForDataflow(sum.JobID, f.onInterrupt)
+	}
 	if errors.Is(err, jsonjoin.ErrStopped) {
 		fmt.Fprint(os.Stderr, stopped(sum, inProcess))
 		return 0
@@ -178,6 +188,36 @@ func run(args []string) int {
 		return fail(err)
 	}
 	hint(sum, c)
+	return 0
+}
+
+// checkOnInterrupt refuses --on-interrupt where the command does not wait
+// for a job in a runner outside this process: elsewhere Ctrl-C stops the
+// job in this process, or only the command.
+func checkOnInterrupt(f *cmdFlags, waits bool) error {
+	given := false
+	flag.CommandLine.Visit(func(fl *flag.Flag) { given = given || fl.Name == "on-interrupt" })
+	if given && !waits {
+		return usagef("--on-interrupt %s: only a Pub/Sub join on Dataflow (--runner=dataflow, without --async) waits for its job; on Prism in process Ctrl-C stops the job, and on other runners it stops only the command", f.onInterrupt)
+	}
+	return nil
+}
+
+// waitForDataflow waits for the Dataflow job id, and on an interrupt
+// does what action says (remote.go). Signals now come to it, not to the
+// context of the run, which would take only the first.
+func waitForDataflow(id string, action interruptAction) int {
+	interrupts := make(chan os.Signal, 2)
+	signal.Notify(interrupts, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(interrupts)
+	ctx := context.Background()
+	job, err := newDataflowJob(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	if err := waitForJob(ctx, job, interrupts, action, pollJob, os.Stderr); err != nil {
+		return 1
+	}
 	return 0
 }
 

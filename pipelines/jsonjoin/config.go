@@ -91,6 +91,15 @@ type Config struct {
 	// trails the largest time read by WatermarkLag.
 	IdleAfter time.Duration
 
+	// MaxSkew, for a replay or a Pub/Sub input, bounds how far ahead of
+	// the stream a record's event time is taken to be: a record more than
+	// MaxSkew ahead of the latest time read does not move the watermark
+	// unless five come in a row (jsonl.Source.MaxSkew,
+	// pubsubio.MaxSkew), and a message whose event time is more than
+	// MaxSkew after its publish time is a dead letter. Zero bounds
+	// nothing.
+	MaxSkew time.Duration
+
 	// Out is where the results go, one JSON object per line; "" or "-" is
 	// standard output. Late and DeadLetter are where late elements and bad
 	// lines go; "" means they are only counted.
@@ -128,7 +137,7 @@ type Config struct {
 
 // FieldError is a Config that cannot be built, found by Validate: Field
 // names the Config field at fault as a Go selector ("Op", "Left.Pattern",
-// "Left.Fields.Key", "WatermarkLag", "IdleAfter", "Size", "Gap", "Out",
+// "Left.Fields.Key", "WatermarkLag", "IdleAfter", "MaxSkew", "Size", "Gap", "Out",
 // …), and Reason says what is wrong with its value, so that a command can
 // name its own flag. An option that the join itself rejects is a
 // *join.OptionError instead.
@@ -223,7 +232,7 @@ func sourceInvalid(side string, err error) error {
 	switch se.Field {
 	case "Pattern":
 		return invalid(side+".Pattern", "", "no "+words)
-	case "WatermarkLag", "MaxLineBytes":
+	case "WatermarkLag", "MaxLineBytes", "MaxSkew":
 		return &FieldError{Field: se.Field, Reason: se.Reason, msg: "beamjoin: " + strings.TrimPrefix(se.Error(), "beamjoin: "+se.Source+": ")}
 	}
 	return invalid(side+"."+se.Field, words, se.Reason)

@@ -80,9 +80,11 @@ func (c Config) readFiles(s beam.Scope, srcs []jsonl.Source) (records, late, dea
 	return jsonl.TryReadAllWithLate(s, srcs...)
 }
 
-// source is the jsonl source of one side's files.
+// source is the jsonl source of one side's files. A skew bound guards a
+// replay's watermark; files read whole have none to guard (checkPubSub
+// refuses a bound for a join that has neither a replay nor a stream).
 func (c Config) source(side string, in Input) jsonl.Source {
-	return jsonl.Source{
+	src := jsonl.Source{
 		Name:          side,
 		Pattern:       in.Pattern,
 		Fields:        in.Fields,
@@ -91,6 +93,10 @@ func (c Config) source(side string, in Input) jsonl.Source {
 		WatermarkLag:  c.WatermarkLag,
 		WatermarkStep: c.watermarkStep(),
 	}
+	if c.Replay {
+		src.MaxSkew = c.MaxSkew
+	}
+	return src
 }
 
 // watermarkStep is how far a replay's event time must rise between two

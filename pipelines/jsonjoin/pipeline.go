@@ -208,7 +208,9 @@ const DefaultProgressEvery = 5 * time.Second
 // only when a run succeeds, so nothing is written twice.
 //
 // A streaming job (c reads a Pub/Sub subscription, see Config.Streaming)
-// runs until ctx is cancelled, and then Run returns ErrStopped; it is not
+// runs until ctx is cancelled, and then Run returns ErrStopped, unless
+// the runner submits it asynchronously (Beam's --async): then Run returns
+// once it is submitted, with its ID in Summary.JobID. It is not
 // run again when Prism fails it (its messages would not be read again),
 // and its summary has no counts (a stream's combines never end), but,
 // when its workers ran in this process, the progress it had made
@@ -255,8 +257,8 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	}
 	if c.Streaming() {
 		start := time.Now()
-		err := runStreaming(ctx, runner, p)
-		sum := Summary{Op: c.Op, Ran: true}
+		jobID, err := runStreaming(ctx, runner, p)
+		sum := Summary{Op: c.Op, Ran: true, JobID: jobID}
 		if h != nil {
 			p := h.progress(time.Since(start))
 			p.Done = true

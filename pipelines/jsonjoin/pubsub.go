@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
@@ -62,7 +63,8 @@ func (c Config) Streaming() bool {
 
 // checkPubSub reports a Pub/Sub name of the wrong form, a time attribute
 // for a file, an idle time for files or one that is not whole positive
-// milliseconds, and a file output of a streaming join (files are written when
+// milliseconds, a skew bound for files read whole or one that is not
+// whole positive milliseconds, and a file output of a streaming join (files are written when
 // a join ends, and a stream does not end).
 func (c Config) checkPubSub() error {
 	for _, in := range []struct {
@@ -82,6 +84,10 @@ func (c Config) checkPubSub() error {
 		return invalid("IdleAfter", fmt.Sprint("idle time ", c.IdleAfter), "only a Pub/Sub input goes idle; files are read to their end")
 	case c.IdleAfter < 0 || c.IdleAfter%time.Millisecond != 0:
 		return invalid("IdleAfter", fmt.Sprint("idle time ", c.IdleAfter), "want a positive whole number of milliseconds")
+	case c.MaxSkew != 0 && !c.Replay && !c.Streaming():
+		return invalid("MaxSkew", fmt.Sprint("skew bound ", c.MaxSkew), "only a replay or a Pub/Sub input has a watermark for it to guard; files read whole move event time only at their end")
+	case c.MaxSkew < 0 || c.MaxSkew%time.Millisecond != 0:
+		return invalid("MaxSkew", fmt.Sprint("skew bound ", c.MaxSkew), "want a positive whole number of milliseconds")
 	}
 	for _, out := range []struct{ field, path string }{{"Out", c.Out}, {"Late", c.Late}, {"DeadLetter", c.DeadLetter}} {
 		topic, ok := pubsubName(out.path)
@@ -114,6 +120,9 @@ func (c Config) readPubSub(s beam.Scope, side, sub string, f jsonl.Fields) (reco
 	}
 	opts := []pubsubio.Option{pubsubio.Name(side), pubsubio.WatermarkLag(c.WatermarkLag),
 		pubsubio.IDAttribute(pubsubio.DefaultIDAttribute), pubsubio.IdleAfter(idle)}
+	if c.MaxSkew > 0 {
+		opts = append(opts, pubsubio.MaxSkew(c.MaxSkew))
+	}
 	if attr, ok := strings.CutPrefix(f.Time, AttributeTime); ok {
 		opts = append(opts, pubsubio.TimeAttribute(attr))
 	} else {
@@ -171,18 +180,22 @@ var ErrStopped = errors.New("beamjoin: the streaming join was stopped")
 
 // runStreaming runs a streaming job once: it reads messages that a second
 // run would not see again (they are acknowledged), so Prism's known bugs
-// are not retried (see internal/prismrun) but reported.
-func runStreaming(ctx context.Context, runner string, p *beam.Pipeline) error {
+// are not retried (see internal/prismrun) but reported. It returns the
+// runner's ID of the job when the runner returned while the job runs on
+// (an asynchronous submission).
+func runStreaming(ctx context.Context, runner string, p *beam.Pipeline) (jobID string, err error) {
 	prismrun.QuietInTests()
-	_, err := beam.Run(ctx, runner, p)
+	pr, err := beam.Run(ctx, runner, p)
 	bug := prismrun.KnownBug(err)
 	switch {
 	case ctx.Err() != nil:
-		return ErrStopped
+		return "", ErrStopped
 	case bug != "":
-		return fmt.Errorf("beamjoin: Prism v2.77 failed the streaming job with a known bug of its own (%s), not a fault of the data; a stream is not run again by itself: run the command again to go on from the messages not yet acknowledged", bug)
+		return "", fmt.Errorf("beamjoin: Prism v2.77 failed the streaming job with a known bug of its own (%s), not a fault of the data; a stream is not run again by itself: run the command again to go on from the messages not yet acknowledged", bug)
 	case err != nil:
-		return fmt.Errorf("beamjoin: pipeline failed: %w", err)
+		return "", fmt.Errorf("beamjoin: pipeline failed: %w", err)
+	case pr != nil && *jobopts.Async:
+		return pr.JobID(), nil
 	}
-	return nil
+	return "", nil
 }

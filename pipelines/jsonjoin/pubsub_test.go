@@ -46,6 +46,15 @@ func TestPubSubConfig(t *testing.T) {
 		{"idle_after_for_files", with(func(c *jsonjoin.Config) {
 			c.Left.Pattern, c.Right.Pattern, c.IdleAfter = "l.jsonl", "r.jsonl", time.Minute
 		}), false, `beamjoin: idle time 1m0s: only a Pub/Sub input goes idle; files are read to their end`},
+		{"max_skew_of_a_stream", with(func(c *jsonjoin.Config) { c.MaxSkew = time.Hour }), true, ""},
+		{"max_skew_of_a_replay", with(func(c *jsonjoin.Config) {
+			c.Left.Pattern, c.Right.Pattern, c.Replay, c.MaxSkew = "l.jsonl", "r.jsonl", true, time.Hour
+		}), false, ""},
+		{"max_skew_of_files_read_whole", with(func(c *jsonjoin.Config) {
+			c.Left.Pattern, c.Right.Pattern, c.MaxSkew = "l.jsonl", "r.jsonl", time.Hour
+		}), false, `beamjoin: skew bound 1h0m0s: only a replay or a Pub/Sub input has a watermark for it to guard; files read whole move event time only at their end`},
+		{"max_skew_negative", with(func(c *jsonjoin.Config) { c.MaxSkew = -time.Second }), true,
+			`beamjoin: skew bound -1s: want a positive whole number of milliseconds`},
 		{"attribute_of_a_file", with(func(c *jsonjoin.Config) { c.Left.Pattern = "l.jsonl"; c.Left.Fields.Time = "attribute:ts" }), true,
 			`beamjoin: left input: time "attribute:ts" is a message attribute, and only Pub/Sub inputs have attributes`},
 	} {

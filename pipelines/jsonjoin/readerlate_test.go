@@ -125,6 +125,35 @@ func TestReplayUniqueLeft(t *testing.T) {
 	}
 }
 
+// TestReplayMaxSkew replays two files through an inner interval join,
+// Between(0, 10s), with no watermark lag and a one-minute skew bound. The
+// left line x has a time in microseconds: it is replayed at once and
+// moves nothing, so left b, after it in its file, pairs with right b
+// rather than being judged late behind it.
+func TestReplayMaxSkew(t *testing.T) {
+	c := replayConfig(t, `{"k":"a","t":100000}
+{"k":"x","t":100000000000}
+{"k":"b","t":110000}
+`, `{"k":"a","t":105000}
+{"k":"b","t":115000}
+`)
+	c.Upper, c.MaxSkew = 10*time.Second, time.Minute
+	sum, err := jsonjoin.Run(context.Background(), c, jsonjoin.DefaultRunner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOut := []string{
+		`{"kind":"pair","key":"a","left":{"k":"a","t":100000},"right":{"k":"a","t":105000},"left_time":100000,"right_time":105000,"time":105000}`,
+		`{"kind":"pair","key":"b","left":{"k":"b","t":110000},"right":{"k":"b","t":115000},"left_time":110000,"right_time":115000,"time":115000}`,
+	}
+	if diff := cmp.Diff(wantOut, readLines(t, c.Out)); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if n := sum.Counts["left_reader_late"] + sum.Counts["right_reader_late"]; n != 0 {
+		t.Errorf("%d lines judged late, want none", n)
+	}
+}
+
 // replayConfig writes left and right, JSON lines keyed by "k" and timed
 // by "t", to a new directory, and returns the config of an inner interval
 // join that replays them, with Between(0, 0) and no watermark lag for the

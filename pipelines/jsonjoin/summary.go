@@ -45,6 +45,10 @@ type Summary struct {
 	// here: its lines (messages) read per side and its records made. It is
 	// nil otherwise; a streaming job has no Counts.
 	Stream *Progress
+	// JobID is the runner's ID of a job that went on running when Run
+	// returned: a job submitted asynchronously (Dataflow's --async), which
+	// the caller waits for or leaves. It is empty otherwise.
+	JobID string
 }
 
 // DeadLetters are the invalid lines of one side that have one reason.
