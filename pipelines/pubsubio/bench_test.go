@@ -83,7 +83,7 @@ func BenchmarkRead(b *testing.B) {
 		read func(b *testing.B, f *fake, sub string)
 	}{
 		{"source", 20000, readWithPipeline(pubsubio.KeepDuplicates())},
-		{"source-readers=4", 20000, readWithPipeline(pubsubio.KeepDuplicates(), pubsubio.Readers(4))},
+		{"source-readers=4", 20000, readWithPipeline(pubsubio.KeepDuplicates(), pubsubio.Readers(4), pubsubio.IdleAfter(time.Hour))},
 		{"source-deduplicated", 20000, readWithPipeline()},
 		{"pull-loop", 20000, readWithPullLoop},
 		{"receive", 1000, readWithReceive},

@@ -10,8 +10,8 @@
 // are not JSON objects. Every message is one or the other, and every one is
 // counted (namespace "beamjoin": NAME_read for messages, NAME_invalid for
 // dead letters, NAME_publish_time for messages timestamped with their
-// publish time; NAME is set by the Name option and defaults to the
-// subscription's ID).
+// publish time, NAME_skewed for event times beyond MaxSkew; NAME is set by
+// the Name option and defaults to the subscription's ID).
 //
 // A message's event time is read from its attribute DefaultTimeAttribute,
 // or the one named by TimeAttribute, as epoch milliseconds or an RFC 3339
@@ -24,17 +24,21 @@
 // Read's watermark trails the largest event time read by WatermarkLag
 // (bounded out-of-orderness): a message up to the lag older than the
 // newest one read is on time; an older one is emitted all the same, and is
-// late for the transforms downstream. The watermark moves only with what
-// is read: a client of Pub/Sub sees no message before it pulls it, so a
-// pause in delivery makes nothing late, and a quiet stream's event-time
-// timers wait for its next message. Before its first message a
-// subscription's watermark does not move. Messages that a failed bundle
-// pulled and handed back hold it until they are read again.
+// late for the transforms downstream. It depends only on what committed
+// bundles read: a client of Pub/Sub sees no message before it pulls it,
+// so a pause in delivery, or in the reader's own bundles (a worker
+// restart, a restore from a checkpoint), makes nothing late, and a quiet
+// stream's event-time timers wait for its next message. Before its first
+// message a subscription's watermark does not move. Messages that a failed
+// bundle pulled and handed back hold it until a committed bundle reads
+// them again.
 //
-// IdleAfter is the opt-in to move the watermark by the clock when the
-// subscription has had no message for that long, so that timers and
-// windows fire on a quiet stream; it makes a message that comes after the
-// pause with an earlier event time late (see IdleAfter).
+// IdleAfter is the opt-in to move the watermark on once the reader has
+// spent that long in pulls that found nothing, so that timers and windows
+// fire on a quiet stream; it makes a message that comes after the quiet
+// time with an earlier event time late (see IdleAfter). MaxSkew keeps one
+// event time far ahead of the stream from moving the watermark for good.
+// docs/pubsub.md states the rule whole.
 //
 // # Parallel reads
 //
@@ -42,7 +46,15 @@
 // spread over its workers; the service shares the messages among them, and
 // each is emitted once. The readers of a worker share the largest event
 // time their committed bundles read, so that one that gets no message does
-// not hold the watermark back.
+// not hold the watermark back; readers in different workers cannot, so
+// Readers(n > 1) needs IdleAfter, after which a reader that has read
+// nothing follows the clock (see Readers).
+//
+// # State
+//
+// The runner keeps a reader's restriction and watermark estimator state
+// across checkpoints, savepoints and updates, in formats that carry their
+// version (StateVersion); every earlier format still decodes.
 //
 // # Acknowledgement
 //

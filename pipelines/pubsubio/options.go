@@ -66,8 +66,8 @@ func defaultConfig() config {
 }
 
 // Name sets the prefix of Read's counters (namespace "beamjoin"):
-// NAME_read, NAME_invalid and NAME_publish_time. It defaults to the
-// subscription's ID; a join's sides are "left" and "right".
+// NAME_read, NAME_invalid, NAME_publish_time and NAME_skewed. It defaults
+// to the subscription's ID; a join's sides are "left" and "right".
 func Name(name string) Option {
 	return option{name: "Name", read: true, set: func(c *config) error {
 		if name == "" {
@@ -132,20 +132,23 @@ func WatermarkLag(d time.Duration) Option {
 	}}
 }
 
-// IdleAfter lets Read's watermark move by the clock on a quiet
-// subscription: once no message has come for d, event time is taken to
-// pass as fast as the clock from the largest event time read, so that
-// event-time timers and windows downstream fire while nothing comes.
-// Without it the watermark moves only with the event times read, and a
-// quiet stream's timers wait for its next message.
+// IdleAfter lets Read's watermark move on a quiet subscription: once the
+// reader has spent d in pulls that came back empty since its last
+// message, event time is taken to pass as fast as that quiet time from
+// the largest event time read, so that event-time timers and windows
+// downstream fire while nothing comes. Only time inside the reader's own
+// pulls counts: a pause of its bundles (a worker restart, a rebalance, a
+// restore from a checkpoint) does not. Without it the watermark moves
+// only with the event times read, and a quiet stream's timers wait for
+// its next message.
 //
 // It risks late data: an empty pull is not an empty backlog. A message
-// that comes after a pause of more than d with an event time from before
-// it (held back by a producer, published late from a backlog, redelivered
-// after a failure elsewhere, delayed by an outage) can be behind the
-// watermark, and a join downstream may judge it late. Give it only where a
-// quiet subscription means no data is on its way, and d longer than any
-// pause during which producers may still hold data.
+// that comes after a quiet time of more than d with an event time from
+// before it (held back by a producer, published late from a backlog,
+// redelivered after a failure elsewhere, delayed by an outage) can be
+// behind the watermark, and a join downstream may judge it late. Give it
+// only where a quiet subscription means no data is on its way, and d
+// longer than any pause during which producers may still hold data.
 func IdleAfter(d time.Duration) Option {
 	return option{name: "IdleAfter", read: true, set: func(c *config) error {
 		if d <= 0 || d%time.Millisecond != 0 {
@@ -163,13 +166,14 @@ func IdleAfter(d time.Duration) Option {
 //   - A message whose event time is more than d after its publish time
 //     is a dead letter: an event is not published before it happens.
 //   - A message whose event time is more than d ahead of the latest
-//     event time the reader read is emitted with it, but does not move
-//     the watermark, unless it is the last of SkewRun such messages in a
+//     event time the reader took in is emitted with it, but does not move
+//     the watermark, unless it is the last of five such messages in a
 //     row: then the watermark takes the earliest of them, because the
 //     stream itself has moved on (a gap in the data, a backfill that
 //     reached the present).
 //
-// Both are counted (NAME_skewed). It is off by default.
+// Both are counted (NAME_skewed). It is off by default; give d above the
+// longest jump forward the stream makes.
 func MaxSkew(d time.Duration) Option {
 	return option{name: "MaxSkew", read: true, set: func(c *config) error {
 		if d <= 0 || d%time.Millisecond != 0 {
@@ -184,11 +188,18 @@ func MaxSkew(d time.Duration) Option {
 // loop of its own (a restriction the runner may run on any worker), which
 // the service shares the messages among. Messages come out as with one
 // reader: the de-duplication after the readers drops a redelivery
-// whichever reader gets it. The default is one. The readers of a worker
-// share the largest event time their committed bundles read, so one that
-// gets no message holds the watermark no further back than the others; a
-// reader that shares a worker with none that gets messages holds it at
-// the last event time it read itself (see docs/pubsub.md).
+// whichever reader gets it. The default is one.
+//
+// The read's watermark is the least of its readers'. The readers of a
+// worker share the largest event time their committed bundles read, so
+// one that gets no message follows the others; readers in different
+// workers cannot tell each other anything, so Readers(n > 1) needs
+// IdleAfter(d): a reader that has read nothing, and learned no time from
+// its worker, takes the wall clock of its first empty pull less d as the
+// largest time read, and moves on from there once quiet for d. That is
+// right for a live stream; old data published into a read that has had
+// no message since it started is late (read it with one reader, or
+// publish it first). See docs/pubsub.md.
 func Readers(n int) Option {
 	return option{name: "Readers", read: true, set: func(c *config) error {
 		if n < 1 {
