@@ -235,7 +235,6 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 			}
 			return sdf.ResumeProcessingIn(idlePoll), nil
 		}
-		f.read.Inc(ctx, int64(len(msgs)))
 		got := make([]decoded, len(msgs))
 		kept := make([]leased, len(msgs))
 		ids := make([]string, len(msgs))
@@ -267,6 +266,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *clockEstimator, rt *sdf
 		n += len(msgs)
 		t.emitted, t.lastPull = n, len(msgs)
 		rt.Mu.Unlock()
+		f.read.Inc(ctx, int64(len(msgs)))
 		if pulledHook != nil {
 			pulledHook(cur.Reader, ids)
 		}
