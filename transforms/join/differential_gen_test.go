@@ -28,6 +28,12 @@ type dCase struct {
 	// of its earliest potential partner, whatever the runner's order. No
 	// element may be late, and every key is checked as classOnTime.
 	OnTime bool
+	// BucketsReordered says that the runner may deliver an element to its
+	// partners' buckets in another order than to its own (Flink, where a
+	// split layout's two stages run apart): the split layout's EmitImmediate
+	// and EmitRetract changelogs are then per bucket (see SplitKeys) and
+	// need fit no single order of arrival.
+	BucketsReordered bool
 }
 
 // caseSeed derives the seed of the i-th case of a run from the run's seed

@@ -740,7 +740,7 @@ func (ch *checker) onTime(key string) bool {
 	// Under EmitImmediate and EmitRetract, an outer element is reported
 	// unmatched iff it came before all its partners: there must be an
 	// order of arrival that gives exactly the elements reported.
-	if sp.Emit != oFinal {
+	if sp.Emit != oFinal && !(sp.Grid && ch.c.BucketsReordered) {
 		var first []string
 		for _, e := range elems {
 			if len(partners[e.Val]) > 0 && ch.tallies[ch.byVal[e.Val].Index].unmatched > 0 {
