@@ -1,8 +1,10 @@
 // Command quickstart is the README's quick start: it reconciles orders with
-// their payments in an interval join on Prism, in process, and prints each
-// order paid or, once event time proves no payment can still come, unpaid.
+// their payments in an interval join and prints each order paid or, once
+// event time proves no payment can still come, unpaid. It runs on Prism,
+// in process, unless --runner says otherwise:
 //
 //	go run ./examples/quickstart
+//	go run ./examples/quickstart --runner flink --endpoint localhost:8099 --environment_type LOOPBACK
 package main
 
 import (
@@ -14,7 +16,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
@@ -77,7 +79,7 @@ func main() {
 		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal)
 	beam.ParDo0(s, printResult, out.Records)
 
-	if _, err := prism.Execute(context.Background(), p); err != nil {
+	if err := beamx.Run(context.Background(), p); err != nil { // Prism unless --runner says otherwise
 		log.Fatalf("quickstart: %v", err)
 	}
 }

@@ -8,8 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/beamjoin/beamjoin/internal/flinkrun"
 	"github.com/google/go-cmp/cmp"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	flinkrun.StopShared()
+	os.Exit(code)
+}
 
 // quickstartPrints is what the quick start prints, sorted: the runner
 // prints in any order.
@@ -26,6 +33,13 @@ func TestQuickstartRunsAsWritten(t *testing.T) {
 		t.Skip("builds and runs a program")
 	}
 	checkPrints(t, goRun(t, "."))
+}
+
+// TestFlinkQuickstart runs the quick start on Flink, unchanged, with the
+// flags a user gives to submit it to a Flink job server.
+func TestFlinkQuickstart(t *testing.T) {
+	js := flinkrun.Shared(t)
+	checkPrints(t, goRun(t, ".", "--runner", "flink", "--endpoint", js.Endpoint, "--environment_type", "LOOPBACK", "--parallelism", "2"))
 }
 
 // TestQuickstartRunsInANewModule does what the README tells a newcomer:
@@ -74,11 +88,11 @@ func newModuleEnv() []string {
 	return append(os.Environ(), "GOSUMDB=off", "GOFLAGS=")
 }
 
-// goRun runs the program in dir with go run and returns its standard
-// output.
-func goRun(t *testing.T, dir string) []byte {
+// goRun runs the program in dir with go run and args, and returns its
+// standard output.
+func goRun(t *testing.T, dir string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("go", "run", ".")
+	cmd := exec.Command("go", append([]string{"run", "."}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = newModuleEnv()
 	out, err := cmd.Output()

@@ -86,6 +86,14 @@ func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
 			sum.Counts[c.Name()] += c.Result()
 		}
 	}
+	// A line the reader judged late is written as a late record without
+	// passing the join, whose counter (late_out) does not see it; the
+	// accounting counts it in both, and so does this.
+	for _, side := range []string{"left", "right"} {
+		if n := sum.Counts[side+"_"+countReaderLate]; n > 0 && slices.Contains(outCounts[op], side+"_"+countLateOut) {
+			sum.Counts[side+"_"+countLateOut] += n
+		}
+	}
 	return sum
 }
 

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/beamjoin/beamjoin/internal/flinkrun"
 )
 
 // TestMain runs the tests, then removes the command that beamjoinBinary
@@ -11,6 +13,7 @@ import (
 // directory after every run.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	flinkrun.StopShared()
 	if binary != "" {
 		os.RemoveAll(filepath.Dir(binary))
 	}
