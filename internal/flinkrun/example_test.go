@@ -12,7 +12,7 @@ import (
 func ExampleConfig_Args() {
 	args := flinkrun.Config{Classpath: "/path/to/classpath"}.Args("/tmp/conf")
 	fmt.Println(args[0])
-	fmt.Println(strings.Join(args[len(args)-7:], " "))
+	fmt.Println(strings.Join(args[len(args)-9:len(args)-2], " "))
 	// Output:
 	// -Xmx2048m
 	// org.apache.beam.runners.flink.FlinkJobServerDriver --flink-master=[local] --flink-conf-dir=/tmp/conf --job-host=localhost --job-port=0 --artifact-port=0 --expansion-port=0

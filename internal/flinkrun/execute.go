@@ -146,13 +146,15 @@ func BuildBoot(dir string) (string, error) {
 }
 
 // bootShim writes a script that starts the boot loader with the worker's
-// directory; the job server adds --id and --provision_endpoint.
+// directory; the job server adds --id and --provision_endpoint. The boot
+// loader fetches the worker binary into a temporary directory and leaves
+// it there: TMPDIR puts it under dir, which the caller removes.
 func bootShim(boot, dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
 		return "", err
 	}
 	shim := filepath.Join(dir, "boot.sh")
-	script := "#!/bin/sh\nexec " + strconv.Quote(boot) + " --semi_persist_dir=" + strconv.Quote(dir) + " \"$@\"\n"
+	script := "#!/bin/sh\nTMPDIR=" + strconv.Quote(filepath.Join(dir, "tmp")) + "\nexport TMPDIR\nexec " + strconv.Quote(boot) + " --semi_persist_dir=" + strconv.Quote(dir) + " \"$@\"\n"
 	return shim, os.WriteFile(shim, []byte(script), 0o755)
 }
 

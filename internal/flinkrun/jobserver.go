@@ -68,7 +68,9 @@ type Config struct {
 }
 
 // Args returns the java command's arguments for a job server whose Flink
-// configuration lies in confDir.
+// configuration lies in confDir. The job server stages each job's worker
+// binary (hundreds of megabytes for a test binary) under confDir's parent,
+// and removes it when the job ends.
 func (c Config) Args(confDir string) []string {
 	heap := c.HeapMB
 	if heap == 0 {
@@ -79,7 +81,8 @@ func (c Config) Args(confDir string) []string {
 	args = append(args, c.JavaOptions...)
 	return append(args, "-cp", c.Classpath, driverClass,
 		"--flink-master=[local]", "--flink-conf-dir="+confDir,
-		"--job-host=localhost", "--job-port=0", "--artifact-port=0", "--expansion-port=0")
+		"--job-host=localhost", "--job-port=0", "--artifact-port=0", "--expansion-port=0",
+		"--artifacts-dir="+filepath.Join(filepath.Dir(confDir), "artifacts"), "--clean-artifacts-per-job=true")
 }
 
 // jdk17Opens are the module openings Flink's own start scripts give a JDK
@@ -363,3 +366,25 @@ func (s *JobServer) Stop() {
 
 // Pid is the JVM's process ID.
 func (s *JobServer) Pid() int { return s.cmd.Process.Pid }
+
+// RemoveArtifacts removes what the job server staged for the jobs it ran:
+// each job's worker binary, hundreds of megabytes for a test binary in a
+// PROCESS environment, which the job server fails to remove itself
+// (Beam 2.62 logs "Failed to remove job staging directory"). Call it when
+// no job of the server is running.
+func (s *JobServer) RemoveArtifacts() error {
+	dir := filepath.Join(s.Dir, "artifacts")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -50,6 +50,9 @@ func TestFlinkJobServer(t *testing.T) {
 		})
 	}
 	flinkrun.StopWorkers(workers)
+	if err := js.RemoveArtifacts(); err != nil {
+		t.Error(err)
+	}
 
 	js.Stop()
 	if err := syscall.Kill(pid, 0); err == nil {

@@ -135,7 +135,10 @@ func flinkEnvironments(t *testing.T, js *flinkrun.JobServer) map[string]flinkrun
 		t.Fatal(err)
 	}
 	workers := filepath.Join(dir, "workers")
-	t.Cleanup(func() { flinkrun.StopWorkers(workers) })
+	t.Cleanup(func() {
+		flinkrun.StopWorkers(workers)
+		js.RemoveArtifacts()
+	})
 	return map[string]flinkrun.Options{
 		"loopback": {Endpoint: js.Endpoint, Environment: flinkrun.Loopback},
 		"process":  {Endpoint: js.Endpoint, Environment: flinkrun.Process, Boot: boot, WorkerDir: workers},

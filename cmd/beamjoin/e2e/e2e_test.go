@@ -662,7 +662,12 @@ func processWorker(t *testing.T, dir, bin string) []string {
 	// Prism passes the worker id as --id='ID', quotes included (it does not
 	// go through a shell); the boot loader wants ID.
 	shim := filepath.Join(dir, "boot.sh")
-	script := "#!/bin/sh\nid=$(echo \"$1\" | tr -d \"'\"); shift\nexec " + boot + " \"$id\" --semi_persist_dir=" + dir + " \"$@\"\n"
+	// The boot loader fetches the worker binary (hundreds of megabytes)
+	// into a temporary directory and leaves it: TMPDIR keeps it in dir.
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nTMPDIR=" + filepath.Join(dir, "tmp") + "\nexport TMPDIR\nid=$(echo \"$1\" | tr -d \"'\"); shift\nexec " + boot + " \"$id\" --semi_persist_dir=" + dir + " \"$@\"\n"
 	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

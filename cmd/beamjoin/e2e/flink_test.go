@@ -37,6 +37,7 @@ func TestFlinkCommand(t *testing.T) {
 		return out
 	}
 	flink := []string{"--runner", "flink", "--endpoint", js.Endpoint, "--parallelism", "2"}
+	t.Cleanup(func() { js.RemoveArtifacts() })
 	for _, mode := range []struct {
 		name  string
 		extra []string
