@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 # The packages that hold TestFlink tests; each starts its own job server
 # (flinkrun.Shared) and stops it when its tests end.
-FLINK_PKGS=${FLINK_PKGS:-./internal/flinkrun ./transforms/join ./cmd/beamjoin/e2e ./examples/quickstart}
+FLINK_PKGS=${FLINK_PKGS:-./internal/flinkrun ./transforms/join ./cmd/beamjoin/e2e ./examples/quickstart ./pipelines/pubsubio}
 
 need() {
 	if ! command -v "$1" >/dev/null 2>&1; then
