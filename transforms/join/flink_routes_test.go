@@ -413,6 +413,45 @@ func TestFlinkDownstream(t *testing.T) {
 			})
 		}
 	}
+	// A new user's batch join: orders priced at the rate valid when each
+	// was placed (AsOf, left outer) and paid within 15 minutes (Interval,
+	// left outer, EmitFinal), then counted per hour downstream.
+	hours := onTime(
+		l(10*60_000, "a", "o1"), r(5*60_000, "a", "rate1"), r(12*60_000, "a", "p1"),
+		l(55*60_000, "b", "o2"), r(50*60_000, "b", "rate2"),
+		l(70*60_000, "a", "o3"), r(72*60_000, "a", "p3"),
+		l(130*60_000, "c", "o4"),
+	)
+	for _, in := range flinkInputs {
+		paths := map[string][]join.Option{"streaming path": nil}
+		if in.name == "bounded" {
+			paths["bounded path"] = []join.Option{join.Bounded()}
+		}
+		for path, extra := range paths {
+			t.Run(in.name+"/"+path+"/counted_per_hour", func(t *testing.T) {
+				got := run(t, func(s beam.Scope) beam.PCollection {
+					left, right := in.play(s, hours)
+					paid := join.Interval[string, string, string](s.Scope("paid"), left, right, append([]join.Option{join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal}, extra...)...).Records
+					priced := join.AsOf[string, string, string](s.Scope("priced"), left, right, append([]join.Option{join.LeftOuter}, extra...)...).Records
+					hourly := func(name string, col beam.PCollection) beam.PCollection {
+						kinds := beam.ParDo(s, &tagLineFn{Tag: name}, beam.ParDo(s, kindOf, beam.ParDo(s, formatResult, col)))
+						windowed := beam.WindowInto(s, window.NewFixedWindows(time.Hour), kinds)
+						return inGlobal(s, beam.ParDo(s, formatWindowCount, stats.Count(s, windowed)))
+					}
+					return beam.Flatten(s, hourly("paid", paid), hourly("priced", priced))
+				})
+				want := []string{
+					"paid: pair [0s,1h0m0s) x1", "paid: pair [1h0m0s,2h0m0s) x1",
+					"paid: unmatched [0s,1h0m0s) x1", "paid: unmatched [2h0m0s,3h0m0s) x1",
+					"priced: pair [0s,1h0m0s) x2", "priced: pair [1h0m0s,2h0m0s) x1",
+					"priced: unmatched [2h0m0s,3h0m0s) x1",
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("counts per hour (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
 	t.Run("stream/late_allowed_pair_counted", func(t *testing.T) {
 		got := run(t, func(s beam.Scope) beam.PCollection {
 			left, right := flinkInputs[0].play(s, []event{
