@@ -3,12 +3,13 @@ package join
 // This file holds the interval join's bounded-input path (the Bounded
 // option): each element is placed in the time buckets of its key that it
 // belongs to or that need it (bucketing), each bundle's placements are
-// gathered by group, each group (a key and a bucket) is grouped with a
-// GroupByKey, sorted by event time and swept through the matching core in
-// one DoFn call, with no state or timers. The sweep replays the streaming
-// path's own steps (arrival, cleanup timer, eviction) on the sorted
-// elements and emits only what the bucket owns, so the two paths give the
-// same records and counters for inputs that arrive in event-time order.
+// gathered by group, each group (a key and a bucket) is collected in
+// state until the input is done (boundedGroups, eventtime_bounded.go),
+// then sorted by event time and swept through the matching core in one
+// timer firing. The sweep replays the streaming path's own steps
+// (arrival, cleanup timer, eviction) on the sorted elements and emits
+// only what the bucket owns, so the two paths give the same records and
+// counters for inputs that arrive in event-time order.
 
 import (
 	"bytes"
@@ -21,6 +22,8 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
@@ -30,22 +33,21 @@ func init() {
 	// Registered by name, so that a worker in another process decodes a
 	// group's []timed as such, not as a slice of an unnamed struct.
 	beam.RegisterType(reflect.TypeOf(timed{}))
-	register.DoFn4x0[beam.EventTime, beam.X, encoded, func(beam.X, []timed)](&gatherFn{})
-	register.Emitter2[beam.X, []timed]()
-	register.DoFn4x1[beam.EventTime, beam.X, encoded, func([]byte, []timed), error](&bucketGatherFn{})
-	register.Emitter2[[]byte, []timed]()
-	register.DoFn5x1[context.Context, []byte, func(*[]timed) bool,
+	register.DoFn4x0[beam.EventTime, beam.X, encoded, func(beam.EventTime, beam.X, []timed)](&gatherFn{})
+	register.Emitter3[beam.EventTime, beam.X, []timed]()
+	register.DoFn4x1[beam.EventTime, beam.X, encoded, func(beam.EventTime, []byte, []timed), error](&bucketGatherFn{})
+	register.Emitter3[beam.EventTime, []byte, []timed]()
+	register.DoFn7x1[context.Context, state.Provider, timers.Provider, []byte, []timed,
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&sweepFn{})
-	register.Iter1[[]timed]()
 }
 
 // Bounded makes the interval join run its bounded-input path, for inputs
-// that end (files read whole, a database table, beam.Create): it groups
-// each key's elements of both sides with a GroupByKey, sorts them by event
-// time and sweeps them through the same matching rules as the streaming
-// path, in memory, with no state calls and no timers. On Prism that is
-// tens of times faster than the streaming path, which pays a state round
-// trip per element.
+// that end (files read whole, a database table, beam.Create): it collects
+// each key's elements of both sides until the input is done, sorts them by
+// event time and sweeps them through the same matching rules as the
+// streaming path, in memory, with a few state calls per key rather than
+// per element. On Prism that is tens of times faster than the streaming
+// path, which pays a state round trip per element.
 //
 //	results, _ := join.Interval[string, Order, Payment](s, orders, payments,
 //		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal, join.Bounded())
@@ -66,37 +68,37 @@ func init() {
 // CleanupEvery can be less than the streaming path holds (elements kept
 // only for lateness are outside a bucket's context).
 //
-// What it costs: records come only once the whole input has been read and
-// grouped, so an input that never ends yields nothing. A key's elements
-// are not held together: each group is a key and a time bucket (see
-// BoundedBucket), holding the bucket's own elements and those within the
-// bounds' reach before and after it that its sweep needs, so a key of any
-// size is swept in as many groups as it spans buckets, in parallel where
-// the runner parallelizes keys, and a worker holds one group at a time:
-// about the size of its encoded values plus 48 bytes per element (the
-// distribution bounded_group_bytes says how much). Elements near a
-// bucket's edges are placed in two or three groups, which costs their
-// share of the width in more grouping. Under MaxBufferedPerKey a key is
-// swept in one group, as before: which elements the cap evicts depends on
-// the key's whole history. Before the grouping, each bundle's elements
-// are gathered by group, each side on its own (up to 16 MiB of values per
-// side and bundle, then handed on), so that the runner flattens the two
-// sides and groups one element per group, side and bundle rather than one
-// per input element.
+// The records carry their own event times, as on the streaming path, and
+// are on time downstream: each group's timer holds the output watermark
+// at its earliest element until the group is swept, so a windowed
+// aggregation after the join (beam.WindowInto, then a GroupByKey or a
+// Combine) counts every record, on every runner.
 //
-// The records carry their own event times, as on the streaming path, but
-// they are produced after the grouping, when the input watermark has
-// passed the end of the global window. A batch runner (Dataflow, Flink or
-// Spark in batch mode) windows them as it would any element. Prism judges
-// lateness in bounded pipelines too, and drops them at a downstream
-// GroupByKey in windows that have closed: on Prism, keep the results in the
-// global window (as the beamjoin command does) or use the streaming path.
+// What it costs: records come only once the whole input has been read
+// (the input watermark passes the end of the global window), so an input
+// that never ends yields nothing. A key's elements are not held together:
+// each group is a key and a time bucket (see BoundedBucket), holding the
+// bucket's own elements and those within the bounds' reach before and
+// after it that its sweep needs, so a key of any size is swept in as many
+// groups as it spans buckets, in parallel where the runner parallelizes
+// keys, and a worker holds one group at a time: about the size of its
+// encoded values plus 48 bytes per element (the distribution
+// bounded_group_bytes says how much). Elements near a bucket's edges are
+// placed in two or three groups, which costs their share of the width in
+// more state. Under MaxBufferedPerKey a key is swept in one group, as
+// before: which elements the cap evicts depends on the key's whole
+// history. Before they reach state, each bundle's elements are gathered
+// by group, each side on its own (up to 16 MiB of values per side and
+// bundle, then handed on), so that the runner flattens the two sides and
+// stores one element per group, side and bundle rather than one per
+// input element.
 func Bounded() Option {
 	return optionFunc(func(c *config) { c.bounded = true; c.set |= setBounded })
 }
 
-// timed is a tagged, encoded value with its event time, which the
-// GroupByKey would otherwise drop.
+// timed is a tagged, encoded value with its event time, gathered with
+// others of its group into one element, whose own timestamp is the
+// group's earliest.
 type timed struct {
 	Side  uint8
 	Time  int64
@@ -108,14 +110,15 @@ type timed struct {
 const gatherBytes = 16 << 20
 
 // gatherFn stamps each tagged value with its event time and gathers a
-// bundle's values by key, so that the GroupByKey after it gets one element
-// per key and bundle rather than one per value: a runner's cost per
-// element (Prism's above all) then falls with the number of keys, not of
-// values. It holds at most Hold bytes of values (counting 40 more for
+// bundle's values by key, so that the stateful step after it gets one
+// element per key and bundle rather than one per value: a runner's cost
+// per element (Prism's above all) then falls with the number of keys, not
+// of values. It holds at most Hold bytes of values (counting 40 more for
 // each) and hands every group on when it would hold more, and at the end
-// of the bundle. A key whose value Go cannot compare (a slice, say) is
-// handed on alone, at once. The groups' order does not matter: the sweep
-// sorts a key's values.
+// of the bundle, each group at its earliest value's event time (earliest),
+// which its timer then holds. A key whose value Go cannot compare (a
+// slice, say) is handed on alone, at once. The groups' order does not
+// matter: the sweep sorts a key's values.
 type gatherFn struct {
 	Hold int
 
@@ -123,10 +126,10 @@ type gatherFn struct {
 	held   int
 }
 
-func (f *gatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.X, []timed)) {
+func (f *gatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.EventTime, beam.X, []timed)) {
 	t := timed{Side: in.Side, Time: et.Milliseconds(), Value: in.Value}
 	if !reflect.ValueOf(key).Comparable() {
-		emit(key, []timed{t})
+		emit(et, key, []timed{t})
 		return
 	}
 	if f.groups == nil {
@@ -140,17 +143,30 @@ func (f *gatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emi
 }
 
 // StartBundle drops what a failed bundle may have left.
-func (f *gatherFn) StartBundle(func(beam.X, []timed)) { clear(f.groups); f.held = 0 }
+func (f *gatherFn) StartBundle(func(beam.EventTime, beam.X, []timed)) { clear(f.groups); f.held = 0 }
 
 // FinishBundle hands on the bundle's groups.
-func (f *gatherFn) FinishBundle(emit func(beam.X, []timed)) { f.flush(emit) }
+func (f *gatherFn) FinishBundle(emit func(beam.EventTime, beam.X, []timed)) { f.flush(emit) }
 
-func (f *gatherFn) flush(emit func(beam.X, []timed)) {
+func (f *gatherFn) flush(emit func(beam.EventTime, beam.X, []timed)) {
 	for key, values := range f.groups {
-		emit(key, values)
+		emit(earliest(values), key, values)
 	}
 	clear(f.groups)
 	f.held = 0
+}
+
+// earliest is the event time of a gathered group's earliest value: the
+// group's element timestamp. Its values came from the bundle that emits
+// it, which holds the output watermark at or before each of them until it
+// commits, so the group is not behind the watermark when it reaches the
+// stateful step, whose timer then holds the watermark at that time.
+func earliest(values []timed) beam.EventTime {
+	low := values[0].Time
+	for _, v := range values[1:] {
+		low = min(low, v.Time)
+	}
+	return beam.EventTime(low)
 }
 
 // joinBounded is the bounded path: sides, each side's tagged
@@ -169,8 +185,9 @@ func joinBounded(s beam.Scope, op string, cfg config, key coders.Element, sides 
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key, Fates: cfg.trackFates}
+	fn.Groups, fn.Release = newBoundedState()
 	keyType := beam.TypeDefinition{Var: beam.XType, T: sides[Left].Type().Components()[0].Type()}
-	raw, rawLate = beam.ParDo2(s, fn, beam.GroupByKey(s, placed), keyType)
+	raw, rawLate = beam.ParDo2(s, fn, placed, keyType)
 	return raw, rawLate, nil
 }
 
@@ -263,7 +280,7 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// groupKey is the GroupByKey key of bucket b of the key encoded as key:
+// groupKey is the runner key of the stateful step for bucket b of the key encoded as key:
 // the bucket in 8 bytes, then the key.
 func groupKey(b int64, key []byte) []byte {
 	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(key)), uint64(b)), key...)
@@ -293,12 +310,13 @@ func decodeGroupKey(c coders.Element, g []byte) (int64, beam.X, error) {
 
 // bucketGatherFn stamps each tagged value with its event time, places it
 // in its key's buckets (bucketing), and gathers a bundle's placements by
-// group, so that the GroupByKey after it gets one element per group and
-// bundle rather than one per value: a runner's cost per element (Prism's
-// above all) then falls with the number of groups, not of values. It holds
-// at most Hold bytes of values (counting 40 more for each) and hands every
-// group on when it would hold more, and at the end of the bundle. The
-// groups' order does not matter: the sweep sorts a group's values.
+// group, so that the stateful step after it gets one element per group
+// and bundle rather than one per value: a runner's cost per element
+// (Prism's above all) then falls with the number of groups, not of values.
+// It holds at most Hold bytes of values (counting 40 more for each) and
+// hands every group on when it would hold more, and at the end of the
+// bundle, each at its earliest value's time (see earliest). The groups'
+// order does not matter: the sweep sorts a group's values.
 type bucketGatherFn struct {
 	Hold    int
 	Buckets bucketing
@@ -311,7 +329,7 @@ type bucketGatherFn struct {
 // Setup readies the key coder.
 func (f *bucketGatherFn) Setup() error { return f.Key.Setup() }
 
-func (f *bucketGatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func([]byte, []timed)) error {
+func (f *bucketGatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.EventTime, []byte, []timed)) error {
 	k, err := f.Key.Encode(key)
 	if err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: bounded path: key %v: %w", key, err)
@@ -333,20 +351,26 @@ func (f *bucketGatherFn) ProcessElement(et beam.EventTime, key beam.X, in encode
 }
 
 // StartBundle drops what a failed bundle may have left.
-func (f *bucketGatherFn) StartBundle(func([]byte, []timed)) { clear(f.groups); f.held = 0 }
+func (f *bucketGatherFn) StartBundle(func(beam.EventTime, []byte, []timed)) {
+	clear(f.groups)
+	f.held = 0
+}
 
 // FinishBundle hands on the bundle's groups.
-func (f *bucketGatherFn) FinishBundle(emit func([]byte, []timed)) { f.flush(emit) }
+func (f *bucketGatherFn) FinishBundle(emit func(beam.EventTime, []byte, []timed)) { f.flush(emit) }
 
-func (f *bucketGatherFn) flush(emit func([]byte, []timed)) {
+func (f *bucketGatherFn) flush(emit func(beam.EventTime, []byte, []timed)) {
 	for g, values := range f.groups {
-		emit([]byte(g), values)
+		emit(earliest(values), []byte(g), values)
 	}
 	clear(f.groups)
 	f.held = 0
 }
 
-// sweepFn joins one group's elements: a key's bucket and its context.
+// sweepFn joins one group's elements, a key's bucket and its context,
+// once the input is done: it collects each gathered part of the group in
+// state (boundedGroups), and the firing that releases them sorts and
+// sweeps them.
 type sweepFn struct {
 	Rules        match.Rules
 	MaxBuffered  int
@@ -354,28 +378,38 @@ type sweepFn struct {
 	Buckets      bucketing
 	Key          coders.Element
 	Fates        bool // TrackFates
+	// Groups and Release collect the group's elements (boundedGroups).
+	Groups  state.Bag[[]byte]
+	Release timers.EventTime
 }
 
 // Setup readies the key coder.
 func (f *sweepFn) Setup() error { return f.Key.Setup() }
 
-func (f *sweepFn) ProcessElement(ctx context.Context, group []byte, values func(*[]timed) bool,
+func (f *sweepFn) ProcessElement(_ context.Context, sp state.Provider, tp timers.Provider, group []byte, values []timed,
+	_ func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	return groupsOf(&f.Groups, &f.Release).add("join.Interval", sp, tp, values)
+}
+
+func (f *sweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, group []byte, tc timers.Context,
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	entries, ok, err := groupsOf(&f.Groups, &f.Release).release("join.Interval", sp, tc.Tag)
+	if !ok || err != nil {
+		return err
+	}
+	return f.sweep(ctx, group, entries, emit, emitLate)
+}
+
+// sweep joins the entries of a group and emits what the group owns.
+func (f *sweepFn) sweep(ctx context.Context, group []byte, entries []match.Entry[[]byte],
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
 	bucket, key, err := decodeGroupKey(f.Key, group)
 	if err != nil {
 		return err
 	}
-	var entries []match.Entry[[]byte]
 	var held int64
-	var ts []timed
-	for values(&ts) {
-		for _, t := range ts {
-			if t.Side > uint8(Right) {
-				return fmt.Errorf("beamjoin: join.Interval: grouped element of unknown side %d", t.Side)
-			}
-			entries = append(entries, match.Entry[[]byte]{Side: match.Side(t.Side), Time: t.Time, Value: t.Value})
-			held += int64(len(t.Value)) + sweptEntryBytes
-		}
+	for _, e := range entries {
+		held += int64(len(e.Value)) + sweptEntryBytes
 	}
 	counters.boundedGroupBytes.Update(ctx, held)
 	out := sweepOutput{

@@ -11,15 +11,23 @@ import (
 
 // TestGatherFn checks the bounded path's gathering: a bundle's values leave
 // it grouped by key, one group per key when they fit in Hold, in more when
-// they do not, each value exactly once with its side and event time; a key
-// Go cannot compare leaves with its value at once.
+// they do not, each value exactly once with its side and event time, each
+// group at the event time of its earliest value; a key Go cannot compare
+// leaves with its value at once.
 func TestGatherFn(t *testing.T) {
 	type group struct {
 		Key    string
 		Values []timed
 	}
 	run := func(f *gatherFn, keyOf func(i int) beam.X, n int) (groups []group, beforeEnd int) {
-		emit := func(k beam.X, ts []timed) {
+		emit := func(et beam.EventTime, k beam.X, ts []timed) {
+			low := ts[0].Time
+			for _, v := range ts {
+				low = min(low, v.Time)
+			}
+			if et.Milliseconds() != low {
+				t.Errorf("a group of key %v at %d, want its earliest value's time %d", k, et.Milliseconds(), low)
+			}
 			name := fmt.Sprint(k)
 			if b, ok := k.([]byte); ok {
 				name = string(b)
@@ -28,7 +36,7 @@ func TestGatherFn(t *testing.T) {
 		}
 		f.StartBundle(emit)
 		for i := range n {
-			f.ProcessElement(beam.EventTime(1000+i), keyOf(i), encoded{Side: uint8(i % 2), Value: []byte{byte(i)}}, emit)
+			f.ProcessElement(beam.EventTime(1000+(i*37)%100), keyOf(i), encoded{Side: uint8(i % 2), Value: []byte{byte(i)}}, emit)
 		}
 		beforeEnd = len(groups)
 		f.FinishBundle(emit)
@@ -45,7 +53,7 @@ func TestGatherFn(t *testing.T) {
 	want := map[string][]timed{}
 	for i := range 100 {
 		k := fmt.Sprint("k", i%10)
-		want[k] = append(want[k], timed{Side: uint8(i % 2), Time: int64(1000 + i), Value: []byte{byte(i)}})
+		want[k] = append(want[k], timed{Side: uint8(i % 2), Time: int64(1000 + (i*37)%100), Value: []byte{byte(i)}})
 	}
 	stringKey := func(i int) beam.X { return fmt.Sprint("k", i%10) }
 

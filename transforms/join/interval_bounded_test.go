@@ -83,10 +83,12 @@ func (f *collectFn) ProcessElement(_ int, lines func(*string) bool) {
 
 // TestIntervalBoundedSuite runs the interval suite's tests whose inputs
 // arrive in event-time order again under Bounded: the bounded path must
-// give exactly the records (and counts) the streaming path gives. The
-// suite's other tests are about data that arrives behind the watermark,
-// which the bounded path does not have (see TestIntervalBoundedNothingLate),
-// or about watermark holds, which it does not set (see Bounded).
+// give exactly the records (and counts) the streaming path gives, and
+// hold the output watermark for them as that does (FinalNotLateDownstream).
+// The suite's other tests are about data that arrives behind the
+// watermark, which the bounded path does not have (see
+// TestIntervalBoundedNothingLate), or about the streaming path's own
+// timers.
 func TestIntervalBoundedSuite(t *testing.T) {
 	inOrder := map[string]bool{
 		"BoundShapes":         true, // both arrival orders: the bounded path sorts
@@ -94,6 +96,8 @@ func TestIntervalBoundedSuite(t *testing.T) {
 		"StateBounded":        true, // the sweep cleans up as event time passes
 		"MaxBufferedPerKey":   true, // eviction, oldest first
 		"StructValuesIntKeys": true,
+		// Records emitted at the end are counted in their windows.
+		"FinalNotLateDownstream": true,
 	}
 	ran := 0
 	for _, tc := range intervalSuite {
@@ -357,9 +361,11 @@ func TestBoundedSweepOrder(t *testing.T) {
 	}
 }
 
-// TestIntervalBoundedGraph checks which path a join takes: Bounded groups
-// with a GroupByKey and runs no stateful DoFn; without it the join is the
-// stateful DoFn and groups nothing.
+// TestIntervalBoundedGraph checks which path a join takes: Bounded
+// collects each group in its own stateful DoFn (sweepFn), whose timers
+// hold the records' event times, and groups nothing with a GroupByKey,
+// whose output would carry the end of the window; without it the join is
+// the streaming path's stateful DoFn.
 func TestIntervalBoundedGraph(t *testing.T) {
 	for _, bounded := range []bool{false, true} {
 		p, s := beam.NewPipelineWithRoot()
@@ -373,17 +379,19 @@ func TestIntervalBoundedGraph(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var groups, stateful int
+		var groups, streaming, sweeps int
 		for _, e := range edges {
 			switch {
 			case e.Op == graph.CoGBK:
 				groups++
 			case e.DoFn != nil && strings.HasSuffix(e.DoFn.Name(), "intervalFn"):
-				stateful++
+				streaming++
+			case e.DoFn != nil && strings.HasSuffix(e.DoFn.Name(), "sweepFn"):
+				sweeps++
 			}
 		}
-		if want := map[bool][2]int{false: {0, 1}, true: {1, 0}}[bounded]; [2]int{groups, stateful} != want {
-			t.Errorf("Bounded %v: %d groupings and %d stateful DoFns, want %d and %d", bounded, groups, stateful, want[0], want[1])
+		if want := map[bool][3]int{false: {0, 1, 0}, true: {0, 0, 1}}[bounded]; [3]int{groups, streaming, sweeps} != want {
+			t.Errorf("Bounded %v: %d groupings, %d streaming and %d bounded stateful DoFns, want %v", bounded, groups, streaming, sweeps, want)
 		}
 	}
 }
