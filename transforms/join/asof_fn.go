@@ -7,7 +7,6 @@ package join
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
@@ -204,6 +203,6 @@ func (f *asofFn) moveTimer(tp timers.Provider, before, after timer, fired bool, 
 		if hold == noHold {
 			hold = after.fire
 		}
-		f.Timer.Set(tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
+		setTimer(&f.Timer, tp, after.tag(), after.fire, hold)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
@@ -56,9 +55,10 @@ func newBoundedState() (state.Bag[[]byte], timers.EventTime) {
 	return state.MakeBagState[[]byte]("groups"), timers.InEventTime("release")
 }
 
-// endOfGlobal is when the release timers fire: the end of the global
-// window, which the input watermark passes only once the input is done.
-var endOfGlobal = mtime.EndOfGlobalWindowTime.ToTime()
+// endOfGlobal is when the release timers fire, in milliseconds: the end
+// of the global window, which the input watermark passes only once the
+// input is done.
+var endOfGlobal = mtime.EndOfGlobalWindowTime.Milliseconds()
 
 // add appends a gathered group, each value tagged with its side, and
 // sets the timer that holds its earliest time. op names the join in
@@ -81,7 +81,7 @@ func (b boundedGroups) add(op string, sp state.Provider, tp timers.Provider, gro
 			return fmt.Errorf("beamjoin: %s: writing state: %w", op, err)
 		}
 	}
-	b.timer.Set(tp, endOfGlobal, timers.WithOutputTimestamp(time.UnixMilli(low)), timers.WithTag(strconv.FormatInt(low, 10)))
+	setTimer(b.timer, tp, strconv.FormatInt(low, 10), endOfGlobal, low)
 	return nil
 }
 

@@ -10,6 +10,7 @@ package join
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -92,12 +93,32 @@ type memTimers map[string]timers.TimerMap
 
 func (m memTimers) clone() memTimers { return maps.Clone(m) }
 
+// Set sets or clears a timer. A timer whose output timestamp is after its
+// firing time panics (errHoldAfterFiring), as the Java SDK refuses one.
 func (m memTimers) Set(t timers.TimerMap) {
 	if t.Clear {
 		delete(m, t.Tag)
 		return
 	}
+	if err := checkHold(t); err != nil {
+		panic(err)
+	}
 	m[t.Tag] = t
+}
+
+// errHoldAfterFiring is the error of a timer set with an output timestamp
+// (hold) after its firing time, which Beam Java's SDK refuses to set
+// ("Attempted to set an event-time timer with an output timestamp of ...
+// that is after the timer firing timestamp").
+var errHoldAfterFiring = errors.New("a timer's output timestamp is after its firing time")
+
+// checkHold checks that timer t holds the output watermark no later than
+// it fires.
+func checkHold(t timers.TimerMap) error {
+	if t.HoldTimestamp > t.FireTimestamp {
+		return fmt.Errorf("%w: family %q, tag %q, hold %d, firing %d", errHoldAfterFiring, t.Family, t.Tag, t.HoldTimestamp.Milliseconds(), t.FireTimestamp.Milliseconds())
+	}
+	return nil
 }
 
 // harness runs an interval join's DoFn over string keys and values, one

@@ -185,9 +185,23 @@ func setArmed(family *timers.EventTime, tp timers.Provider, before, want []armed
 	}
 	for _, a := range want {
 		if !slices.Contains(before, a) {
-			family.Set(tp, time.UnixMilli(a.fire), timers.WithOutputTimestamp(time.UnixMilli(a.hold)), timers.WithTag(a.tag))
+			setTimer(family, tp, a.tag, a.fire, a.hold)
 		}
 	}
+}
+
+// setTimer sets a family's timer tagged tag to fire at fire and hold the
+// output watermark at hold, but no later than fire (milliseconds). A
+// timer whose hold is later than its firing time (an outer element whose
+// final record is due after the key's next cleanup, which fires first)
+// is refused by Beam Java's SDK and is no part of Beam's model; holding
+// at the firing time instead is as good, because the firing sets the
+// key's next timer, whose hold, clamped again, is never later than the
+// element: the output watermark passes the element only once its record
+// is out. The tag keeps naming the hold the state implies, so that a
+// firing is judged against the state as before (firedOf).
+func setTimer(family *timers.EventTime, tp timers.Provider, tag string, fire, hold int64) {
+	family.Set(tp, time.UnixMilli(fire), timers.WithOutputTimestamp(time.UnixMilli(min(hold, fire))), timers.WithTag(tag))
 }
 
 // tag is the timer's tag: recordTag for a record timer, "" for another that

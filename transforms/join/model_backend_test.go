@@ -12,6 +12,7 @@ package join
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -137,39 +138,41 @@ func (pc ModelPiece) String() string {
 // Element processes one element of side at time ms for key, whose state
 // is ks, and returns what the DoFn emitted: records and late elements,
 // or in the split layout (whose first stage it runs) pieces.
-func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms int64, value string) ([]Result[string, string, string], []LateElement[string, string, string], []ModelPiece, error) {
+func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms int64, value string) (_ []Result[string, string, string], _ []LateElement[string, string, string], _ []ModelPiece, err error) {
+	defer holdRefused(&err)
 	in.records, in.late = nil, nil
 	e := encoded{Side: uint8(side), Value: []byte(value)}
 	if in.split != nil {
 		var sent []ModelPiece
-		err := in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.tm, key, e, func(at beam.EventTime, g []byte, p piece) {
+		err = in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.tm, key, e, func(at beam.EventTime, g []byte, p piece) {
 			sent = append(sent, ModelPiece{Key: BucketPrefix + string(g), At: at.Milliseconds(), p: p})
 		})
 		return nil, nil, sent, err
 	}
-	err := in.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.tm, key, e, in.emit, in.emitLate)
+	err = in.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.tm, key, e, in.emit, in.emitLate)
 	return in.records, in.late, nil, err
 }
 
 // Piece processes a piece in its bucket, whose state is ks, and returns
 // what the split layout's second stage emitted.
-func (in *ModelInstance) Piece(ks *ModelKeyState, pc ModelPiece) ([]Result[string, string, string], []LateElement[string, string, string], error) {
+func (in *ModelInstance) Piece(ks *ModelKeyState, pc ModelPiece) (_ []Result[string, string, string], _ []LateElement[string, string, string], err error) {
+	defer holdRefused(&err)
 	in.records, in.late = nil, nil
 	group := []byte(strings.TrimPrefix(pc.Key, BucketPrefix))
-	err := in.split.bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.tm, group, pc.p, in.emit, in.emitLate)
+	err = in.split.bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.tm, group, pc.p, in.emit, in.emitLate)
 	return in.records, in.late, err
 }
 
 // Fire delivers the firing of t, one of the runner key's timers
 // (ks.Timers), as a runner does: the timer is consumed, OnTimer's event
 // time is its hold.
-func (in *ModelInstance) Fire(ks *ModelKeyState, key string, t ModelTimer) ([]Result[string, string, string], error) {
+func (in *ModelInstance) Fire(ks *ModelKeyState, key string, t ModelTimer) (_ []Result[string, string, string], err error) {
+	defer holdRefused(&err)
 	in.records, in.late = nil, nil
 	if ks.tm[t.Tag] == t.set {
 		delete(ks.tm, t.Tag)
 	}
 	tc := timers.Context{Family: t.set.Family, Tag: t.Tag}
-	var err error
 	switch group, bucket := strings.CutPrefix(key, BucketPrefix); {
 	case in.split == nil:
 		err = in.fn.OnTimer(in.ctx, window.GlobalWindow{}, beam.EventTime(t.Hold), ks.st, ks.tm, key, tc, in.emit, in.emitLate)
@@ -186,6 +189,19 @@ func (in *ModelInstance) Fire(ks *ModelKeyState, key string, t ModelTimer) ([]Re
 		return nil, fmt.Errorf("a timer firing emitted %d late elements", len(in.late))
 	}
 	return in.records, err
+}
+
+// holdRefused turns the panic of a timer set with its hold after its
+// firing time (memTimers.Set) into the call's error, as the Java SDK's
+// refusal fails the bundle.
+func holdRefused(err *error) {
+	if r := recover(); r != nil {
+		e, ok := r.(error)
+		if !ok || !errors.Is(e, errHoldAfterFiring) {
+			panic(r)
+		}
+		*err = e
+	}
 }
 
 func (in *ModelInstance) emit(et beam.EventTime, key beam.X, r record) {

@@ -170,7 +170,7 @@ func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Pro
 // time, so timers for different times coexist, and it holds the output
 // watermark just before at: the max timestamp of a window that fires then.
 func (f *windowedFn) setTimer(tp timers.Provider, at int64) {
-	f.Fire.Set(tp, time.UnixMilli(at), timers.WithOutputTimestamp(time.UnixMilli(at-1)), timers.WithTag(strconv.FormatInt(at, 10)))
+	setTimer(&f.Fire, tp, strconv.FormatInt(at, 10), at, at-1)
 }
 
 // outcomeOf is the outcome of an entry whose windows have all expired.
