@@ -99,7 +99,7 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 	rules := cfg.asofRules()
 	var raw, rawLate beam.PCollection
 	if cfg.bounded {
-		raw, rawLate, err = asofBounded(s.Scope("bounded"), op, rules, in.Sides)
+		raw, rawLate, err = asofBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
 	} else {
 		var tagged beam.PCollection
 		if tagged, err = flattenSides(s, op, in.Sides); err == nil {

@@ -204,7 +204,8 @@ func onTimeValue(k, v string, emit func(string, string)) {
 // type, emission mode, max age and strictness, streaming and bounded in
 // one pipeline: the streaming path's records (net of retractions under
 // EmitRetract) and late elements, and the bounded path's records on the
-// on-time elements, are exactly the oracle's.
+// on-time elements (also with every key in one shard and each value
+// handed on alone), are exactly the oracle's.
 func TestAsOfAgainstOracle(t *testing.T) {
 	seed := uint64(1)
 	lates := 0
@@ -233,6 +234,11 @@ func TestAsOfAgainstOracle(t *testing.T) {
 						bounded := join.AsOf[string, string, string](s.Scope("bounded"),
 							beam.ParDo(s, onTimeValue, left), beam.ParDo(s, onTimeValue, right), append(sp.options(), join.Bounded())...)
 						passert.Equals(s.Scope("bounded"), beam.ParDo(s, formatResult, bounded.Records), toAny(want)...)
+						// Every key in one shard, each value handed on alone:
+						// a firing joins many keys, each from many parts.
+						shared := join.AsOf[string, string, string](s.Scope("one_shard"),
+							beam.ParDo(s, onTimeValue, left), beam.ParDo(s, onTimeValue, right), append(sp.options(), join.Bounded(), join.BoundedShards(1), join.GatherBytes(1))...)
+						passert.Equals(s.Scope("one_shard"), beam.ParDo(s, formatResult, shared.Records), toAny(want)...)
 						if err := ptest.Run(p); err != nil {
 							t.Fatalf("%v\nscript %v\nlate %v", err, script, late)
 						}

@@ -39,7 +39,8 @@ type config struct {
 	set           setMask
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
-	gatherBytes     int  // tests only: the bounded path's gatherFn.Hold; 0: the default
+	gatherBytes     int  // tests only: the bounded paths' gatherers' Hold; 0: the default
+	boundedShards   int  // tests only: the bounded paths' shards of keys; 0: the default
 }
 
 // splitOption names the option that chose the split layout.
@@ -116,7 +117,7 @@ const (
 		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setUniqueLeft | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
-	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setProgressHorizon
+	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setProgressHorizon | setTestOnly
 )
 
 // newConfig applies opts over the defaults and rejects options that the

@@ -1,19 +1,26 @@
 package join
 
-// This file holds the step the bounded paths of Interval and AsOf share
-// after their gatherers: in place of a GroupByKey, a stateful DoFn
-// appends each gathered group to its key's bag and sets an event-time
-// timer at the end of the global window that holds the output watermark
-// at the group's earliest event time, so that the records the key's
-// elements make, which carry those elements' own times, are never behind
-// the output watermark. docs/design/interval.md, "Bounded path", says
-// why and what it costs.
+// This file holds what the bounded paths of Interval and AsOf share after
+// their gatherers: in place of a GroupByKey, a stateful DoFn collects the
+// gathered groups of a shard of the join's keys (in a time bucket, for
+// Interval) in its bag, and a timer at the end of the global window,
+// holding the output watermark at or before every value collected,
+// releases them once the input is done; the records the values make,
+// which carry the values' own event times, are then never behind the
+// output watermark. docs/design/interval.md, "Bounded path", says why and
+// what it costs.
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"math"
+	"reflect"
+	"slices"
 	"strconv"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
@@ -21,22 +28,111 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
 )
 
-// boundedGroups is a key's gathered groups in state, and the timers that
-// release them. Each group is appended as chunks of entries in the
-// interval join's state format (bagstate, versioned), with no read; its
-// timer fires at the end of the global window, when every element of the
-// input has arrived, and holds the output watermark at the group's
-// earliest event time. Timers are told apart by that time, their tag,
-// so that a group with an earlier time never replaces the hold of one
-// with a later time (one timer family, BEAM_NOTES), and an append needs
-// no read.
+func init() {
+	// Registered by name, so that a worker in another process decodes a
+	// gathered element's parts as such, not as unnamed structs.
+	beam.RegisterType(reflect.TypeOf(timed{}))
+	beam.RegisterType(reflect.TypeOf(part{}))
+}
+
+// timed is a tagged, encoded value with its event time.
+type timed struct {
+	Side  uint8
+	Time  int64
+	Value []byte
+}
+
+// part is the values of one join key (Key, the key's encoding) that a
+// gatherer collected in a bundle for one runner key of the bounded path's
+// stateful step.
+type part struct {
+	Key    []byte
+	Values []timed
+}
+
+// boundedShards is how many shards the bounded paths spread the join's
+// keys over: the stateful step's runner keys are a shard (and, for
+// Interval, a time bucket), each holding the groups of many join keys,
+// so that its state calls (an append per gathered part, a read and a
+// clear per runner key) are few however many keys the input has, and a
+// firing holds about 1/boundedShards of its bucket's values.
+const boundedShards = 64
+
+// shardOf is the shard of a join key's encoding, out of n: the same on
+// every worker (FNV-1a), as keys' encodings are deterministic.
+func shardOf(key []byte, n int) uint32 {
+	h := fnv.New32a()
+	h.Write(key)
+	return h.Sum32() % uint32(max(n, 1))
+}
+
+// appendShard appends shard s to a runner key.
+func appendShard(b []byte, s uint32) []byte { return binary.BigEndian.AppendUint32(b, s) }
+
+// noEarlierHold is the hold of a runner key whose values may be at any
+// time (AsOf's, and Interval's under MaxBufferedPerKey): the start of
+// time.
+var noEarlierHold = beam.EventTime(mtime.MinTimestamp)
+
+// gatherer collects a bundle's values by runner key and join key, up to
+// a number of bytes, for a bounded path's stateful step.
+type gatherer struct {
+	groups map[string]map[string][]timed // by runner key, then join key
+	held   int
+}
+
+// add collects value t of join key key for runner key rk: its bytes, and
+// 40 more for each value, count towards held.
+func (g *gatherer) add(rk, key string, t timed) {
+	if g.groups == nil {
+		g.groups = map[string]map[string][]timed{}
+	}
+	byKey := g.groups[rk]
+	if byKey == nil {
+		byKey = map[string][]timed{}
+		g.groups[rk] = byKey
+	}
+	if _, ok := byKey[key]; !ok {
+		g.held += len(key)
+	}
+	byKey[key] = append(byKey[key], t)
+	g.held += len(t.Value) + 40
+}
+
+// reset drops what was collected.
+func (g *gatherer) reset() { clear(g.groups); g.held = 0 }
+
+// flush hands on what was collected: one element per runner key, at the
+// time hold gives it (a time at or before each of its values, the same
+// for every element of the runner key).
+func (g *gatherer) flush(hold func(rk []byte) beam.EventTime, emit func(beam.EventTime, []byte, []part)) {
+	for rk, byKey := range g.groups {
+		parts := make([]part, 0, len(byKey))
+		for key, values := range byKey {
+			parts = append(parts, part{Key: []byte(key), Values: values})
+		}
+		emit(hold([]byte(rk)), []byte(rk), parts)
+	}
+	g.reset()
+}
+
+// boundedGroups is a runner key's gathered parts in state, and the
+// timers that release them. Each gathered element reaches the DoFn at its
+// hold, a time at or before every value it holds that every element of
+// its runner key shares (a time bucket's first possible time, or the
+// start of time). Each part is appended as chunks in the bounded path's
+// state format (boundedStateVersion), with no read, and sets a timer at
+// the end of the global window, when every element of the input has
+// arrived, that holds the output watermark at the hold. The timer is
+// tagged with its hold: a runner key has one.
 //
-// The first firing whose hold is the earliest time in the bag takes the
-// key's entries and clears the bag: every record made of them is at or
-// after that hold. A firing whose hold is later than the bag's earliest
-// time takes nothing: the timer holding that earliest time is still set,
-// and its firing takes them, so that no firing emits before its own hold.
-// A firing that finds the bag empty takes nothing either.
+// The firing whose hold is at or before every time the bag holds takes
+// the runner key's values and clears the bag: every record made of them
+// is at or after that hold. A firing that finds the bag empty (a firing
+// delivered twice) takes nothing, and one whose hold is later than a
+// value in the bag (a runner key given elements at two holds, which the
+// gatherers never do) takes nothing either, leaving the values to the
+// earlier timer, so that no firing emits before its own hold.
 //
 // It is made of its DoFn's own fields (Groups and Release, which the SDK
 // finds only as fields of the DoFn itself): see groupsOf.
@@ -60,62 +156,119 @@ func newBoundedState() (state.Bag[[]byte], timers.EventTime) {
 // input is done.
 var endOfGlobal = mtime.EndOfGlobalWindowTime.Milliseconds()
 
-// add appends a gathered group, each value tagged with its side, and
-// sets the timer that holds its earliest time. op names the join in
-// errors.
-func (b boundedGroups) add(op string, sp state.Provider, tp timers.Provider, group []timed) error {
-	if len(group) == 0 {
-		return nil
-	}
-	entries := make([]match.Entry[[]byte], len(group))
-	low := int64(math.MaxInt64)
-	for i, t := range group {
-		if t.Side > uint8(Right) {
-			return fmt.Errorf("beamjoin: %s: gathered element of unknown side %d", op, t.Side)
-		}
-		entries[i] = match.Entry[[]byte]{Side: match.Side(t.Side), Time: t.Time, Value: t.Value}
-		low = min(low, t.Time)
-	}
+// boundedStateVersion is the version of the bounded paths' state format,
+// which every bag element starts with: a uvarint version, the join key's
+// encoding (a uvarint length, then the bytes), then the key's values as
+// one chunk of the interval join's state format (bagstate, itself
+// versioned).
+const boundedStateVersion = 1
+
+// encodePart writes a part as bag elements: one per chunk of at most
+// maxStateValue bytes of values.
+func encodePart(key []byte, entries []match.Entry[[]byte]) [][]byte {
+	var out [][]byte
 	for _, chunk := range bagstate.EncodeChunks(match.NoProgress, entries, maxStateValue) {
-		if err := b.groups.Add(sp, chunk); err != nil {
-			return fmt.Errorf("beamjoin: %s: writing state: %w", op, err)
+		b := binary.AppendUvarint(make([]byte, 0, 2+binary.MaxVarintLen64+len(key)+len(chunk)), boundedStateVersion)
+		b = binary.AppendUvarint(b, uint64(len(key)))
+		b = append(append(b, key...), chunk...)
+		out = append(out, b)
+	}
+	return out
+}
+
+// decodeParts reads a runner key's bag: its values by join key's
+// encoding. Values alias the bag's bytes.
+func decodeParts(elements [][]byte) (map[string][]match.Entry[[]byte], error) {
+	out := map[string][]match.Entry[[]byte]{}
+	for i, b := range elements {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, fmt.Errorf("bounded state element %d: truncated version", i)
+		}
+		if v != boundedStateVersion {
+			return nil, fmt.Errorf("bounded state element %d is in format version %d, not %d, the one this release reads", i, v, boundedStateVersion)
+		}
+		b = b[n:]
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return nil, fmt.Errorf("bounded state element %d: truncated key", i)
+		}
+		key := string(b[n : n+int(l)])
+		st, err := bagstate.DecodeState([][]byte{b[n+int(l):]})
+		if err != nil {
+			return nil, fmt.Errorf("bounded state element %d: %w", i, err)
+		}
+		if st.Progress != match.NoProgress || len(st.Buckets) > 0 || len(st.Cleanups) > 0 {
+			return nil, fmt.Errorf("bounded state element %d holds records the bounded path never writes", i)
+		}
+		out[key] = append(out[key], st.Entries...)
+	}
+	return out, nil
+}
+
+// add appends a gathered element's parts, each value tagged with its
+// side, and sets the timer that holds the output watermark at hold, the
+// element's timestamp. op names the join in errors.
+func (b boundedGroups) add(op string, sp state.Provider, tp timers.Provider, hold beam.EventTime, parts []part) error {
+	low := hold.Milliseconds()
+	for _, p := range parts {
+		entries := make([]match.Entry[[]byte], len(p.Values))
+		for i, t := range p.Values {
+			if t.Side > uint8(Right) {
+				return fmt.Errorf("beamjoin: %s: gathered element of unknown side %d", op, t.Side)
+			}
+			if t.Time < low {
+				return fmt.Errorf("beamjoin: %s: an element gathered at %d holds a value at %d, before it", op, low, t.Time)
+			}
+			entries[i] = match.Entry[[]byte]{Side: match.Side(t.Side), Time: t.Time, Value: t.Value}
+		}
+		for _, e := range encodePart(p.Key, entries) {
+			if err := b.groups.Add(sp, e); err != nil {
+				return fmt.Errorf("beamjoin: %s: writing state: %w", op, err)
+			}
 		}
 	}
 	setTimer(b.timer, tp, strconv.FormatInt(low, 10), endOfGlobal, low)
 	return nil
 }
 
-// release is a firing of the timer tagged tag: the key's entries, and
-// ok, if the firing's hold is the earliest time the bag holds; the bag is
-// then cleared. Otherwise nothing (see boundedGroups).
-func (b boundedGroups) release(op string, sp state.Provider, tag string) (entries []match.Entry[[]byte], ok bool, err error) {
+// release is a firing of the timer tagged tag: the runner key's values by
+// join key's encoding, and ok, if the firing's hold is at or before every
+// time the bag holds; the bag is then cleared. Otherwise nothing (see
+// boundedGroups).
+func (b boundedGroups) release(op string, sp state.Provider, tag string) (byKey map[string][]match.Entry[[]byte], ok bool, err error) {
 	hold, err := strconv.ParseInt(tag, 10, 64)
 	if err != nil {
 		return nil, false, fmt.Errorf("beamjoin: %s: a release timer tagged %q, not an event time", op, tag)
 	}
-	chunks, _, err := b.groups.Read(sp)
+	elements, _, err := b.groups.Read(sp)
 	if err != nil {
 		return nil, false, fmt.Errorf("beamjoin: %s: reading state: %w", op, err)
 	}
-	if len(chunks) == 0 {
+	if len(elements) == 0 {
 		return nil, false, nil
 	}
-	st, err := bagstate.DecodeState(chunks)
+	byKey, err = decodeParts(elements)
 	if err != nil {
 		return nil, false, fmt.Errorf("beamjoin: %s: %w", op, err)
 	}
-	if st.Progress != match.NoProgress || len(st.Buckets) > 0 || len(st.Cleanups) > 0 {
-		return nil, false, fmt.Errorf("beamjoin: %s: the bounded path's state holds records it never writes", op)
-	}
 	low := int64(math.MaxInt64)
-	for _, e := range st.Entries {
-		low = min(low, e.Time)
+	for _, es := range byKey {
+		for _, e := range es {
+			low = min(low, e.Time)
+		}
 	}
 	if low < hold {
-		return nil, false, nil // the timer holding low takes them
+		return nil, false, nil // an earlier timer takes them
 	}
 	if err := b.groups.Clear(sp); err != nil {
 		return nil, false, fmt.Errorf("beamjoin: %s: clearing state: %w", op, err)
 	}
-	return st.Entries, true, nil
+	return byKey, true, nil
+}
+
+// sortedKeys is byKey's keys in order, so that a firing emits its
+// records in the same order on every worker.
+func sortedKeys(byKey map[string][]match.Entry[[]byte]) []string {
+	return slices.Sorted(maps.Keys(byKey))
 }

@@ -11,3 +11,7 @@ func NoAppendCleanup() Option { return withoutAppendCleanup() }
 // gathers by key once they hold more than n bytes (n = 1: every value
 // alone), rather than at 16 MiB.
 func GatherBytes(n int) Option { return withGatherBytes(n) }
+
+// BoundedShards makes the bounded paths spread keys over n shards rather
+// than boundedShards (n = 1: every key in one).
+func BoundedShards(n int) Option { return withBoundedShards(n) }

@@ -30,14 +30,9 @@ import (
 )
 
 func init() {
-	// Registered by name, so that a worker in another process decodes a
-	// group's []timed as such, not as a slice of an unnamed struct.
-	beam.RegisterType(reflect.TypeOf(timed{}))
-	register.DoFn4x0[beam.EventTime, beam.X, encoded, func(beam.EventTime, beam.X, []timed)](&gatherFn{})
-	register.Emitter3[beam.EventTime, beam.X, []timed]()
-	register.DoFn4x1[beam.EventTime, beam.X, encoded, func(beam.EventTime, []byte, []timed), error](&bucketGatherFn{})
-	register.Emitter3[beam.EventTime, []byte, []timed]()
-	register.DoFn7x1[context.Context, state.Provider, timers.Provider, []byte, []timed,
+	register.DoFn4x1[beam.EventTime, beam.X, encoded, func(beam.EventTime, []byte, []part), error](&bucketGatherFn{})
+	register.Emitter3[beam.EventTime, []byte, []part]()
+	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []part,
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&sweepFn{})
 }
 
@@ -96,78 +91,9 @@ func Bounded() Option {
 	return optionFunc(func(c *config) { c.bounded = true; c.set |= setBounded })
 }
 
-// timed is a tagged, encoded value with its event time, gathered with
-// others of its group into one element, whose own timestamp is the
-// group's earliest.
-type timed struct {
-	Side  uint8
-	Time  int64
-	Value []byte
-}
-
-// gatherBytes is how many bytes of values gatherFn holds, by default,
-// before it hands its groups on.
+// gatherBytes is how many bytes of values the bounded paths' gatherers
+// hold, by default, before they hand them on.
 const gatherBytes = 16 << 20
-
-// gatherFn stamps each tagged value with its event time and gathers a
-// bundle's values by key, so that the stateful step after it gets one
-// element per key and bundle rather than one per value: a runner's cost
-// per element (Prism's above all) then falls with the number of keys, not
-// of values. It holds at most Hold bytes of values (counting 40 more for
-// each) and hands every group on when it would hold more, and at the end
-// of the bundle, each group at its earliest value's event time (earliest),
-// which its timer then holds. A key whose value Go cannot compare (a
-// slice, say) is handed on alone, at once. The groups' order does not
-// matter: the sweep sorts a key's values.
-type gatherFn struct {
-	Hold int
-
-	groups map[any][]timed // by key
-	held   int
-}
-
-func (f *gatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.EventTime, beam.X, []timed)) {
-	t := timed{Side: in.Side, Time: et.Milliseconds(), Value: in.Value}
-	if !reflect.ValueOf(key).Comparable() {
-		emit(et, key, []timed{t})
-		return
-	}
-	if f.groups == nil {
-		f.groups = map[any][]timed{}
-	}
-	f.groups[key] = append(f.groups[key], t)
-	f.held += len(t.Value) + 40
-	if f.held > f.Hold {
-		f.flush(emit)
-	}
-}
-
-// StartBundle drops what a failed bundle may have left.
-func (f *gatherFn) StartBundle(func(beam.EventTime, beam.X, []timed)) { clear(f.groups); f.held = 0 }
-
-// FinishBundle hands on the bundle's groups.
-func (f *gatherFn) FinishBundle(emit func(beam.EventTime, beam.X, []timed)) { f.flush(emit) }
-
-func (f *gatherFn) flush(emit func(beam.EventTime, beam.X, []timed)) {
-	for key, values := range f.groups {
-		emit(earliest(values), key, values)
-	}
-	clear(f.groups)
-	f.held = 0
-}
-
-// earliest is the event time of a gathered group's earliest value: the
-// group's element timestamp. Its values came from the bundle that emits
-// it, which holds the output watermark at or before each of them until it
-// commits, so the group is not behind the watermark when it reaches the
-// stateful step, whose timer then holds the watermark at that time.
-func earliest(values []timed) beam.EventTime {
-	low := values[0].Time
-	for _, v := range values[1:] {
-		low = min(low, v.Time)
-	}
-	return beam.EventTime(low)
-}
 
 // joinBounded is the bounded path: sides, each side's tagged
 // PCollection<KV<K, encoded>>, become the join's records and its late
@@ -180,7 +106,11 @@ func joinBounded(s beam.Scope, op string, cfg config, key coders.Element, sides 
 		hold = cfg.gatherBytes
 	}
 	buckets := cfg.boundedBuckets()
-	placed, err := gatherSides(s, op, sides, func() any { return &bucketGatherFn{Hold: hold, Buckets: buckets, Key: key} })
+	shards := boundedShards
+	if cfg.boundedShards > 0 {
+		shards = cfg.boundedShards
+	}
+	placed, err := gatherSides(s, op, sides, func() any { return &bucketGatherFn{Hold: hold, Buckets: buckets, Shards: shards, Key: key} })
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
@@ -266,6 +196,18 @@ func (b bucketing) placement(t int64) (first, last int64) {
 	return floorDiv(t-b.Ahead, b.Width), floorDiv(t+b.Back, b.Width)
 }
 
+// hold is the timestamp of the gathered elements of runner key rk
+// (groupKey), which the bounded path's timer holds the output watermark
+// at until they are swept: the earliest time its bucket can hold, or
+// under one group per key (Width 0) the start of time.
+func (b bucketing) hold(rk []byte) beam.EventTime {
+	bucket, _, err := splitGroupKey(rk)
+	if b.Width == 0 || err != nil {
+		return noEarlierHold
+	}
+	return beam.EventTime(bucket*b.Width - b.Back)
+}
+
 // owns reports whether bucket owns an element at time t.
 func (b bucketing) owns(bucket, t int64) bool {
 	return b.Width == 0 || floorDiv(t, b.Width) == bucket
@@ -280,22 +222,24 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// groupKey is the runner key of the stateful step for bucket b of the key encoded as key:
-// the bucket in 8 bytes, then the key.
-func groupKey(b int64, key []byte) []byte {
-	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(key)), uint64(b)), key...)
+// groupKey is the runner key of a time bucket b of the join key (or, in
+// the bounded path, the shard of keys) encoded as rest: the bucket in 8
+// bytes, then rest. The split layout's buckets and the bounded path's
+// stateful step are keyed by it.
+func groupKey(b int64, rest []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(rest)), uint64(b)), rest...)
 }
 
 // splitGroupKey is groupKey's inverse.
-func splitGroupKey(g []byte) (b int64, key []byte, err error) {
+func splitGroupKey(g []byte) (b int64, rest []byte, err error) {
 	if len(g) < 8 {
 		return 0, nil, fmt.Errorf("beamjoin: join.Interval: group key of %d bytes, want at least 8", len(g))
 	}
 	return int64(binary.BigEndian.Uint64(g)), g[8:], nil
 }
 
-// decodeGroupKey splits a group key into its bucket and the join's key,
-// decoded with c.
+// decodeGroupKey splits a split layout's group key into its bucket and
+// the join's key, decoded with c.
 func decodeGroupKey(c coders.Element, g []byte) (int64, beam.X, error) {
 	b, k, err := splitGroupKey(g)
 	if err != nil {
@@ -310,67 +254,57 @@ func decodeGroupKey(c coders.Element, g []byte) (int64, beam.X, error) {
 
 // bucketGatherFn stamps each tagged value with its event time, places it
 // in its key's buckets (bucketing), and gathers a bundle's placements by
-// group, so that the stateful step after it gets one element per group
+// runner key of the stateful step, a bucket and a shard of the keys
+// (groupKey, shardOf), so that the step gets one element per runner key
 // and bundle rather than one per value: a runner's cost per element
-// (Prism's above all) then falls with the number of groups, not of values.
-// It holds at most Hold bytes of values (counting 40 more for each) and
-// hands every group on when it would hold more, and at the end of the
-// bundle, each at its earliest value's time (see earliest). The groups'
-// order does not matter: the sweep sorts a group's values.
+// (Prism's above all) and the step's state calls then fall with the
+// number of runner keys, not of values or keys. It holds at most Hold
+// bytes of values (counting 40 more for each) and hands everything on
+// when it would hold more, and at the end of the bundle, each element at
+// its runner key's hold (bucketing.hold). The order does not matter: the
+// sweep sorts a group's values.
 type bucketGatherFn struct {
 	Hold    int
 	Buckets bucketing
+	Shards  int
 	Key     coders.Element
 
-	groups map[string][]timed // by group key
-	held   int
+	g gatherer
 }
 
 // Setup readies the key coder.
 func (f *bucketGatherFn) Setup() error { return f.Key.Setup() }
 
-func (f *bucketGatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.EventTime, []byte, []timed)) error {
+func (f *bucketGatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.EventTime, []byte, []part)) error {
 	k, err := f.Key.Encode(key)
 	if err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: bounded path: key %v: %w", key, err)
 	}
-	if f.groups == nil {
-		f.groups = map[string][]timed{}
-	}
+	shard := appendShard(nil, shardOf(k, f.Shards))
 	t := timed{Side: in.Side, Time: et.Milliseconds(), Value: in.Value}
 	first, last := f.Buckets.placement(t.Time)
 	for b := first; b <= last; b++ {
-		g := string(groupKey(b, k))
-		f.groups[g] = append(f.groups[g], t)
-		f.held += len(t.Value) + 40
+		f.g.add(string(groupKey(b, shard)), string(k), t)
 	}
-	if f.held > f.Hold {
-		f.flush(emit)
+	if f.g.held > f.Hold {
+		f.g.flush(f.Buckets.hold, emit)
 	}
 	return nil
 }
 
 // StartBundle drops what a failed bundle may have left.
-func (f *bucketGatherFn) StartBundle(func(beam.EventTime, []byte, []timed)) {
-	clear(f.groups)
-	f.held = 0
-}
+func (f *bucketGatherFn) StartBundle(func(beam.EventTime, []byte, []part)) { f.g.reset() }
 
 // FinishBundle hands on the bundle's groups.
-func (f *bucketGatherFn) FinishBundle(emit func(beam.EventTime, []byte, []timed)) { f.flush(emit) }
-
-func (f *bucketGatherFn) flush(emit func(beam.EventTime, []byte, []timed)) {
-	for g, values := range f.groups {
-		emit(earliest(values), []byte(g), values)
-	}
-	clear(f.groups)
-	f.held = 0
+func (f *bucketGatherFn) FinishBundle(emit func(beam.EventTime, []byte, []part)) {
+	f.g.flush(f.Buckets.hold, emit)
 }
 
-// sweepFn joins one group's elements, a key's bucket and its context,
-// once the input is done: it collects each gathered part of the group in
+// sweepFn joins the groups of one runner key, a bucket of a shard of the
+// keys, once the input is done: it collects each gathered element in
 // state (boundedGroups), and the firing that releases them sorts and
-// sweeps them.
+// sweeps each key's values, its group: the bucket's own and the context
+// it needs.
 type sweepFn struct {
 	Rules        match.Rules
 	MaxBuffered  int
@@ -378,7 +312,7 @@ type sweepFn struct {
 	Buckets      bucketing
 	Key          coders.Element
 	Fates        bool // TrackFates
-	// Groups and Release collect the group's elements (boundedGroups).
+	// Groups and Release collect the groups' values (boundedGroups).
 	Groups  state.Bag[[]byte]
 	Release timers.EventTime
 }
@@ -386,27 +320,35 @@ type sweepFn struct {
 // Setup readies the key coder.
 func (f *sweepFn) Setup() error { return f.Key.Setup() }
 
-func (f *sweepFn) ProcessElement(_ context.Context, sp state.Provider, tp timers.Provider, group []byte, values []timed,
+func (f *sweepFn) ProcessElement(_ context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, _ []byte, parts []part,
 	_ func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	return groupsOf(&f.Groups, &f.Release).add("join.Interval", sp, tp, values)
+	return groupsOf(&f.Groups, &f.Release).add("join.Interval", sp, tp, et, parts)
 }
 
-func (f *sweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, group []byte, tc timers.Context,
+func (f *sweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, rk []byte, tc timers.Context,
 	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	entries, ok, err := groupsOf(&f.Groups, &f.Release).release("join.Interval", sp, tc.Tag)
+	byKey, ok, err := groupsOf(&f.Groups, &f.Release).release("join.Interval", sp, tc.Tag)
 	if !ok || err != nil {
 		return err
 	}
-	return f.sweep(ctx, group, entries, emit, emitLate)
-}
-
-// sweep joins the entries of a group and emits what the group owns.
-func (f *sweepFn) sweep(ctx context.Context, group []byte, entries []match.Entry[[]byte],
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	bucket, key, err := decodeGroupKey(f.Key, group)
+	bucket, _, err := splitGroupKey(rk)
 	if err != nil {
 		return err
 	}
+	for _, k := range sortedKeys(byKey) {
+		key, err := f.Key.Decode([]byte(k))
+		if err != nil {
+			return fmt.Errorf("beamjoin: join.Interval: bounded path: decoding a key: %w", err)
+		}
+		f.sweep(ctx, bucket, key, byKey[k], emit, emitLate)
+	}
+	return nil
+}
+
+// sweep joins the values of one key's group in bucket and emits what the
+// group owns.
+func (f *sweepFn) sweep(ctx context.Context, bucket int64, key beam.X, entries []match.Entry[[]byte],
+	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
 	var held int64
 	for _, e := range entries {
 		held += int64(len(e.Value)) + sweptEntryBytes
@@ -423,7 +365,6 @@ func (f *sweepFn) sweep(ctx context.Context, group []byte, entries []match.Entry
 	}
 	sweeper{Rules: f.Rules, MaxBuffered: f.MaxBuffered, CleanupEvery: f.CleanupEvery}.sweep(entries, &out)
 	out.count(ctx)
-	return nil
 }
 
 // sweptEntryBytes is what a swept element costs in memory besides its

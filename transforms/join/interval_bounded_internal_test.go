@@ -3,85 +3,173 @@ package join
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	gocmp "github.com/google/go-cmp/cmp"
 )
 
-// TestGatherFn checks the bounded path's gathering: a bundle's values leave
-// it grouped by key, one group per key when they fit in Hold, in more when
-// they do not, each value exactly once with its side and event time, each
-// group at the event time of its earliest value; a key Go cannot compare
-// leaves with its value at once.
-func TestGatherFn(t *testing.T) {
-	type group struct {
-		Key    string
-		Values []timed
+// gatherDoFn is a bounded path's gatherer.
+type gatherDoFn interface {
+	Setup() error
+	StartBundle(func(beam.EventTime, []byte, []part))
+	ProcessElement(beam.EventTime, beam.X, encoded, func(beam.EventTime, []byte, []part)) error
+	FinishBundle(func(beam.EventTime, []byte, []part))
+}
+
+// TestGatherers checks the bounded paths' gathering: a bundle's values
+// leave grouped by runner key (a shard of the keys, and for Interval a
+// time bucket) and by key, one element per runner key when they fit in
+// Hold, in more when they do not, each value exactly once (Interval: once
+// per bucket it is placed in) with its side and event time, each element
+// at its runner key's hold, which no value in it is before.
+func TestGatherers(t *testing.T) {
+	keyCoder := (&harness{t: t}).keyCoder()
+	buckets := bucketing{Width: 1000, Back: 100, Ahead: 100}
+	type gathered struct {
+		at     beam.EventTime
+		rk     string
+		parts  []part
+		before bool // handed on before the bundle's end
 	}
-	run := func(f *gatherFn, keyOf func(i int) beam.X, n int) (groups []group, beforeEnd int) {
-		emit := func(et beam.EventTime, k beam.X, ts []timed) {
-			low := ts[0].Time
-			for _, v := range ts {
-				low = min(low, v.Time)
-			}
-			if et.Milliseconds() != low {
-				t.Errorf("a group of key %v at %d, want its earliest value's time %d", k, et.Milliseconds(), low)
-			}
-			name := fmt.Sprint(k)
-			if b, ok := k.([]byte); ok {
-				name = string(b)
-			}
-			groups = append(groups, group{name, slices.Clone(ts)})
+	run := func(f gatherDoFn, n int) []gathered {
+		if err := f.Setup(); err != nil {
+			t.Fatal(err)
+		}
+		var out []gathered
+		ending := false
+		emit := func(at beam.EventTime, rk []byte, parts []part) {
+			out = append(out, gathered{at, string(rk), slices.Clone(parts), !ending})
 		}
 		f.StartBundle(emit)
 		for i := range n {
-			f.ProcessElement(beam.EventTime(1000+(i*37)%100), keyOf(i), encoded{Side: uint8(i % 2), Value: []byte{byte(i)}}, emit)
+			if err := f.ProcessElement(beam.EventTime(1000+(i*37)%3000), fmt.Sprint("k", i%10), encoded{Side: uint8(i % 2), Value: []byte{byte(i)}}, emit); err != nil {
+				t.Fatal(err)
+			}
 		}
-		beforeEnd = len(groups)
+		ending = true
 		f.FinishBundle(emit)
-		return groups, beforeEnd
+		return out
 	}
-	// values returns what the groups hold by key, in the order handed on.
-	values := func(groups []group) map[string][]timed {
-		m := map[string][]timed{}
-		for _, g := range groups {
-			m[g.Key] = append(m[g.Key], g.Values...)
+	// values is what the elements hold: "key side time value" lines, one
+	// per value, sorted.
+	values := func(out []gathered) []string {
+		var vs []string
+		for _, g := range out {
+			for _, p := range g.parts {
+				k, err := keyCoder.Decode(p.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range p.Values {
+					vs = append(vs, fmt.Sprintf("%v %d %d %d", k, v.Side, v.Time, v.Value[0]))
+					if v.Time < g.at.Milliseconds() {
+						t.Errorf("runner key %x's element at %d holds a value at %d", g.rk, g.at.Milliseconds(), v.Time)
+					}
+				}
+				if want := appendShard(nil, shardOf(p.Key, 4)); !strings.HasSuffix(g.rk, string(want)) {
+					t.Errorf("key %v in runner key %x, not in its shard %x", k, g.rk, want)
+				}
+			}
 		}
-		return m
+		slices.Sort(vs)
+		return vs
 	}
-	want := map[string][]timed{}
+	if err := keyCoder.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	var wantAsOf, wantInterval []string
 	for i := range 100 {
-		k := fmt.Sprint("k", i%10)
-		want[k] = append(want[k], timed{Side: uint8(i % 2), Time: int64(1000 + (i*37)%100), Value: []byte{byte(i)}})
+		ts := int64(1000 + (i*37)%3000)
+		line := fmt.Sprintf("k%d %d %d %d", i%10, i%2, ts, i)
+		wantAsOf = append(wantAsOf, line)
+		first, last := buckets.placement(ts)
+		for range last - first + 1 {
+			wantInterval = append(wantInterval, line)
+		}
 	}
-	stringKey := func(i int) beam.X { return fmt.Sprint("k", i%10) }
+	slices.Sort(wantAsOf)
+	slices.Sort(wantInterval)
 
-	// Everything fits: one group per key, handed on when the bundle ends.
-	groups, beforeEnd := run(&gatherFn{Hold: 1 << 20}, stringKey, 100)
-	if beforeEnd != 0 || len(groups) != 10 {
-		t.Errorf("Hold 1 MiB: %d groups before the bundle's end and %d in all, want 0 and 10", beforeEnd, len(groups))
+	for _, tc := range []struct {
+		name       string
+		f          func(hold int) gatherDoFn
+		want       []string
+		runnerKeys int // at most, when everything fits
+		holdOf     func(rk string) beam.EventTime
+	}{
+		{"asof", func(hold int) gatherDoFn { return &shardGatherFn{Hold: hold, Shards: 4, Key: keyCoder} },
+			wantAsOf, 4, func(string) beam.EventTime { return noEarlierHold }},
+		{"interval", func(hold int) gatherDoFn {
+			return &bucketGatherFn{Hold: hold, Buckets: buckets, Shards: 4, Key: keyCoder}
+		},
+			wantInterval, 5 * 4, func(rk string) beam.EventTime { return buckets.hold([]byte(rk)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Everything fits: one element per runner key, at the bundle's end.
+			out := run(tc.f(1<<20), 100)
+			seen := map[string]bool{}
+			for _, g := range out {
+				if g.before || seen[g.rk] {
+					t.Errorf("runner key %x handed on twice, or before the bundle's end", g.rk)
+				}
+				seen[g.rk] = true
+				if want := tc.holdOf(g.rk); g.at != want {
+					t.Errorf("runner key %x at %d, want its hold %d", g.rk, g.at, want)
+				}
+			}
+			if len(out) > tc.runnerKeys {
+				t.Errorf("%d elements, want at most %d (one per runner key)", len(out), tc.runnerKeys)
+			}
+			if diff := gocmp.Diff(tc.want, values(out)); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+			// A hold of 400 bytes: handed on every few values.
+			out = run(tc.f(400), 100)
+			if !out[0].before {
+				t.Errorf("with a hold of 400 bytes, nothing handed on before the bundle's end")
+			}
+			if diff := gocmp.Diff(tc.want, values(out)); diff != "" {
+				t.Errorf("hold 400: values (-want +got):\n%s", diff)
+			}
+		})
 	}
-	if diff := gocmp.Diff(want, values(groups)); diff != "" {
-		t.Errorf("Hold 1 MiB: values by key (-want +got):\n%s", diff)
-	}
+}
 
-	// A value takes 41 bytes here: 10 of them fill a hold of 400 bytes, so
-	// the groups leave every 10 values, 10 times, one key each time.
-	groups, beforeEnd = run(&gatherFn{Hold: 400}, stringKey, 100)
-	if beforeEnd != 100 || len(groups) != 100 {
-		t.Errorf("Hold 400: %d groups before the bundle's end and %d in all, want 100 and 100", beforeEnd, len(groups))
+// TestBoundedStateFormat checks the bounded paths' state: parts written
+// by encodePart decode to the same values by key, a part larger than a
+// state value is written in several, and an element of another format
+// version is refused naming it.
+func TestBoundedStateFormat(t *testing.T) {
+	big := make([]byte, maxStateValue/2)
+	in := map[string][]match.Entry[[]byte]{
+		"a": {{Side: match.Left, Time: -5, Value: []byte("x")}, {Side: match.Right, Time: 7, Value: nil}},
+		"b": {{Side: match.Right, Time: 1, Value: big}, {Side: match.Left, Time: 2, Value: big}, {Side: match.Left, Time: 3, Value: big}},
 	}
-	if diff := gocmp.Diff(want, values(groups)); diff != "" {
-		t.Errorf("Hold 400: values by key (-want +got):\n%s", diff)
+	var elements [][]byte
+	for _, k := range []string{"a", "b"} {
+		elements = append(elements, encodePart([]byte(k), in[k])...)
 	}
-
-	// A []byte key cannot be a map key: each value leaves alone, at once.
-	groups, beforeEnd = run(&gatherFn{Hold: 1 << 20}, func(i int) beam.X { return []byte(fmt.Sprint("k", i%10)) }, 100)
-	if beforeEnd != 100 || len(groups) != 100 {
-		t.Errorf("[]byte keys: %d groups before the bundle's end and %d in all, want 100 and 100", beforeEnd, len(groups))
+	if len(elements) < 3 {
+		t.Errorf("%d bag elements, want b's 1.5 MiB in at least two", len(elements))
 	}
-	if diff := gocmp.Diff(want, values(groups)); diff != "" {
-		t.Errorf("[]byte keys: values by key (-want +got):\n%s", diff)
+	for _, e := range elements {
+		if len(e) > maxStateValue+64 {
+			t.Errorf("a bag element of %d bytes, over a state value", len(e))
+		}
+	}
+	got, err := decodeParts(elements)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in["a"][1].Value = []byte{} // a nil value comes back empty
+	if diff := gocmp.Diff(in, got); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	newer := append([]byte{2}, elements[0][1:]...)
+	if _, err := decodeParts([][]byte{newer}); err == nil || !strings.Contains(err.Error(), "format version 2") {
+		t.Errorf("an element of version 2: error %v, want one naming the version", err)
 	}
 }

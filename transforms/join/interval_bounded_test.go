@@ -113,11 +113,14 @@ func TestIntervalBoundedSuite(t *testing.T) {
 
 // TestIntervalBoundedGathered runs the in-order suite again with the bounded
 // path handing on each value alone rather than gathered by key, so that a
-// key's values reach the sweep in many groups: the records must not change.
+// key's values reach the sweep in many parts, and with every key in one
+// shard, so that a firing sweeps many keys' groups: the records must not
+// change.
 func TestIntervalBoundedGathered(t *testing.T) {
 	for _, tc := range intervalSuite {
-		if tc.name == "TypesAndModes" || tc.name == "MaxBufferedPerKey" {
-			t.Run(tc.name, func(t *testing.T) { tc.test(t, join.Bounded(), join.GatherBytes(1)) })
+		if tc.name == "TypesAndModes" || tc.name == "MaxBufferedPerKey" || tc.name == "StructValuesIntKeys" {
+			t.Run(tc.name+"/alone", func(t *testing.T) { tc.test(t, join.Bounded(), join.GatherBytes(1)) })
+			t.Run(tc.name+"/one_shard", func(t *testing.T) { tc.test(t, join.Bounded(), join.BoundedShards(1)) })
 		}
 	}
 }

@@ -116,10 +116,16 @@ func withoutAppendCleanup() Option {
 	return optionFunc(func(c *config) { c.noAppendCleanup = true; c.set |= setTestOnly })
 }
 
-// withGatherBytes sets how many bytes of values the bounded path gathers
-// per bundle before it hands them on, for tests (export_test.go).
+// withGatherBytes sets how many bytes of values the bounded paths gather
+// per bundle before they hand them on, for tests (export_test.go).
 func withGatherBytes(n int) Option {
 	return optionFunc(func(c *config) { c.gatherBytes = n; c.set |= setTestOnly })
+}
+
+// withBoundedShards sets how many shards the bounded paths spread keys
+// over, for tests (export_test.go).
+func withBoundedShards(n int) Option {
+	return optionFunc(func(c *config) { c.boundedShards = n; c.set |= setTestOnly })
 }
 
 // UniqueLeft declares that the interval join's left input has at most one
