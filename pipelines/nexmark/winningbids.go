@@ -63,10 +63,8 @@ type WinningBid struct {
 // in a 1 ms window there, so that an auction's winner is emitted once,
 // when the watermark passes its close, timestamped expires - 1. On bounded
 // events (ev.Bounded), as a pipeline author would write it for batch, the
-// join takes join.Bounded's path (no state or timers) and the combine is
-// in the global window, emitted once the input is done: Bounded's records
-// come out of a GroupByKey in the global window, behind the watermark,
-// where a windowed combine would drop them.
+// join takes join.Bounded's path and the combine is in the global window,
+// emitted once the input is done.
 func WinningBids(s beam.Scope, ev Events, maxAuction time.Duration) beam.PCollection {
 	s = s.Scope("nexmark.WinningBids")
 	auctions, bids := beam.ParDo(s, auctionByID, ev.Auctions), beam.ParDo(s, bidByAuction, ev.Bids)

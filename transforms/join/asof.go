@@ -65,11 +65,14 @@ import (
 // current row. Each arrival costs two state calls (read, append), each
 // timer firing three (read, clear, append), one that forgets a key two.
 //
-// Bounded runs the bounded-input path: no state or timers, each key's
-// elements grouped and joined in memory; its records are EmitFinal's
-// (under EmitRetract too: no retraction is ever needed), and nothing is
-// late. Inputs may be windowed as for Interval: the join runs in event
-// time across windows and gives the records the inputs' windowing back.
+// Bounded runs the bounded-input path: each key's elements collected
+// until the input is done and joined in memory, with a few state calls
+// per shard of the keys rather than per element; its records are
+// EmitFinal's (under EmitRetract too: no retraction is ever needed),
+// nothing is late, and the records are on time downstream (a timer holds
+// the output watermark for them until they are out). Inputs may be
+// windowed as for Interval: the join runs in event time across windows
+// and gives the records the inputs' windowing back.
 //
 // The program must call RegisterTypes[K, L, R]() in an init function.
 // AsOf panics on misuse with a clear message; TryAsOf returns the error.

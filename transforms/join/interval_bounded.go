@@ -64,10 +64,10 @@ func init() {
 // only for lateness are outside a bucket's context).
 //
 // The records carry their own event times, as on the streaming path, and
-// are on time downstream: each group's timer holds the output watermark
-// at its earliest element until the group is swept, so a windowed
+// are on time downstream: a timer holds the output watermark at or
+// before each group's elements until the group is swept, so a windowed
 // aggregation after the join (beam.WindowInto, then a GroupByKey or a
-// Combine) counts every record, on every runner.
+// Combine) counts every record, as Beam's watermark holds promise.
 //
 // What it costs: records come only once the whole input has been read
 // (the input watermark passes the end of the global window), so an input
