@@ -4,6 +4,19 @@ package panes
 // is a chunk: a run of records, each an entry or the key's progress. An
 // arrival appends a one-entry chunk; a firing that changes the state
 // rewrites it as one chunk, so that a rewrite costs one state append.
+//
+// A chunk may begin with a version record: the state format version of
+// the records in that chunk. A chunk without one is version 1, the format
+// of every release before versions were recorded, which is also the
+// format this release writes (Version). A rewrite (State.Encode) starts
+// with a version record; an arrival's one-entry chunk (AppendEntry) leaves
+// it out, which would cost two bytes an element. The version is per
+// chunk, not per bag: an arrival appends to a bag it has not read, and a
+// bag may hold chunks of two releases after an update. A release that
+// changes the format raises Version, starts every chunk it writes with a
+// version record, and keeps decoding every earlier version
+// (testdata/state/ holds golden examples); a chunk of a version newer than
+// Version is refused with an error naming both versions.
 
 import (
 	"encoding/binary"
@@ -21,8 +34,13 @@ const (
 	flagFrom    = 0x08
 	flagThrough = 0x10
 	flagNew     = 0x20 // panes only
+	tagVersion  = 0x40
 	tagProgress = 0x80
 )
+
+// Version is the state format version this release writes, and the
+// newest it reads.
+const Version = 1
 
 // AppendEntry appends e to a chunk: a tag byte (side, flags), the event
 // time, From and Through when set (zig-zag varints), then the value's
@@ -55,9 +73,13 @@ func appendEntry(chunk []byte, e Entry, flags byte) []byte {
 	return append(chunk, e.Value...)
 }
 
-// Encode writes the whole state as one chunk; nil for an empty state.
+// Encode writes the whole state as one chunk, starting with a version
+// record; nil for an empty state.
 func (st State) Encode() []byte {
-	var chunk []byte
+	if st.Progress == NoTime && len(st.Entries) == 0 {
+		return nil
+	}
+	chunk := binary.AppendVarint([]byte{tagVersion}, Version)
 	if st.Progress != NoTime {
 		chunk = append(chunk, tagProgress)
 		chunk = binary.AppendVarint(chunk, st.Progress)
@@ -69,11 +91,29 @@ func (st State) Encode() []byte {
 }
 
 // Decode reads a key's state from its bag's chunks. Values alias the
-// chunks.
+// chunks. A chunk of a format version newer than Version, or a version
+// record anywhere but at a chunk's start, is an error.
 func Decode(chunks [][]byte) (State, error) {
 	st := State{Progress: NoTime}
-	for _, c := range chunks {
+	for i, c := range chunks {
+		start := len(c)
 		for len(c) > 0 {
+			if c[0] == tagVersion {
+				if len(c) != start {
+					return st, fmt.Errorf("beamjoin: window state chunk %d: a format version record not at the start of its chunk", i)
+				}
+				v, n := binary.Varint(c[1:])
+				switch {
+				case n <= 0:
+					return st, errCorrupt("format version")
+				case v > Version:
+					return st, fmt.Errorf("beamjoin: window state chunk %d is in state format version %d, newer than version %d, the newest this release reads (was the pipeline updated to an older beamjoin release?)", i, v, Version)
+				case v < 1:
+					return st, fmt.Errorf("beamjoin: window state chunk %d: invalid state format version %d", i, v)
+				}
+				c = c[1+n:]
+				continue
+			}
 			if c[0] == tagProgress {
 				p, n := binary.Varint(c[1:])
 				if n <= 0 {
