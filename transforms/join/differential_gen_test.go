@@ -234,7 +234,7 @@ func (c dCase) arrivals() (arr []oArrival, ahead []bool, wMax int64) {
 			w = max(w, st.Watermark)
 			continue
 		}
-		arr = append(arr, oArrival{Index: len(arr), Elem: *st.Elem, Watermark: w})
+		arr = append(arr, oArrival{Index: len(arr), Elem: *st.Elem, Watermark: w, Cut: w})
 		ahead = append(ahead, c.Unstepped || w == noWatermark || st.Elem.Time > w+1)
 	}
 	return arr, ahead, w

@@ -203,12 +203,19 @@ type oStep struct {
 }
 
 // oArrival is an element as the join sees it: its index in the case's
-// arrival order and the watermark when it arrives (noWatermark before the
-// first advance): every timer at or before it has fired, none after it.
+// arrival order, the watermark when it arrives (noWatermark before the
+// first advance), which bounds what the join can know, and the cut its
+// key's timers have fired up to: every timer at or before Cut has fired,
+// none after it since the previous arrival's cut. A runner that fires a
+// key's timers whenever the watermark passes them has Cut equal to
+// Watermark; one that brings a key's timers with its next work item (the
+// Go SDK fires timers set in a bundle only after it) has Cut below it
+// when the join has set a timer behind the watermark.
 type oArrival struct {
 	Index     int
 	Elem      oElem
 	Watermark int64
+	Cut       int64
 }
 
 const noWatermark = int64(-1 << 63)
@@ -461,7 +468,7 @@ func oRoundUp(t, every int64) int64 {
 
 // arrive plays one arrival; late says whether the join judged it late.
 func (s *oSim) arrive(a oArrival, late bool) {
-	s.cleanUp(a.Watermark)
+	s.cleanUp(a.Cut)
 	// It must be late if a potential partner has certainly been removed
 	// while the key kept its data, so that the key cannot have forgotten.
 	switch lateAfter := s.sp.lateAfter(a.Elem.Side, a.Elem.Time); {

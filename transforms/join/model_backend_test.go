@@ -22,6 +22,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/coders"
 )
@@ -54,6 +55,7 @@ type ModelInstance struct {
 	fn    harnessFn
 	j     *joiner
 	split *splitHarness // the split layout's DoFns, or nil
+	asof  *asofFn       // an as-of join's DoFn (NewAsOfInstance), or nil
 	ctx   context.Context
 
 	records []Result[string, string, string]
@@ -90,19 +92,37 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 	return in, nil
 }
 
+// NewAsOfInstance builds a DoFn instance of the as-of join opts
+// configure, as AsOf would build it.
+func (p *ModelProcess) NewAsOfInstance(opts ...Option) (*ModelInstance, error) {
+	cfg, err := asofConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ModelInstance{proc: p, ctx: metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "model"), "asof"),
+		asof: &asofFn{Rules: cfg.asofRules(), State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}}, nil
+}
+
 // StartBundle starts a bundle on the instance.
 func (in *ModelInstance) StartBundle() {
-	bundlerOf(in.fn, in.split).StartBundle(in.emit, in.emitLate)
+	if in.asof == nil {
+		bundlerOf(in.fn, in.split).StartBundle(in.emit, in.emitLate)
+	}
 }
 
 // FinishBundle finishes the instance's bundle.
 func (in *ModelInstance) FinishBundle() {
-	bundlerOf(in.fn, in.split).FinishBundle(in.emit, in.emitLate)
+	if in.asof == nil {
+		bundlerOf(in.fn, in.split).FinishBundle(in.emit, in.emitLate)
+	}
 }
 
 // CacheBytes is what the instance's bundle caches hold now, by their own
 // estimate.
 func (in *ModelInstance) CacheBytes() int64 {
+	if in.asof != nil {
+		return 0
+	}
 	if in.split != nil {
 		return in.split.spread.Spread.cache.used + in.split.bucket.Bucket.cache.used
 	}
@@ -144,12 +164,16 @@ func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms in
 	e := encoded{Side: uint8(side), Value: []byte(value)}
 	if in.split != nil {
 		var sent []ModelPiece
-		err = in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.tm, key, e, func(at beam.EventTime, g []byte, p piece) {
+		err = in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.provider(), key, e, func(at beam.EventTime, g []byte, p piece) {
 			sent = append(sent, ModelPiece{Key: BucketPrefix + string(g), At: at.Milliseconds(), p: p})
 		})
 		return nil, nil, sent, err
 	}
-	err = in.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.tm, key, e, in.emit, in.emitLate)
+	if in.asof != nil {
+		err = in.asof.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.provider(), key, e, in.emit, in.emitLate)
+		return in.records, in.late, nil, err
+	}
+	err = in.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.provider(), key, e, in.emit, in.emitLate)
 	return in.records, in.late, nil, err
 }
 
@@ -159,7 +183,7 @@ func (in *ModelInstance) Piece(ks *ModelKeyState, pc ModelPiece) (_ []Result[str
 	defer holdRefused(&err)
 	in.records, in.late = nil, nil
 	group := []byte(strings.TrimPrefix(pc.Key, BucketPrefix))
-	err = in.split.bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.tm, group, pc.p, in.emit, in.emitLate)
+	err = in.split.bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.provider(), group, pc.p, in.emit, in.emitLate)
 	return in.records, in.late, err
 }
 
@@ -172,23 +196,34 @@ func (in *ModelInstance) Fire(ks *ModelKeyState, key string, t ModelTimer) (_ []
 	if ks.tm[t.Tag] == t.set {
 		delete(ks.tm, t.Tag)
 	}
-	tc := timers.Context{Family: t.set.Family, Tag: t.Tag}
+	err = in.onTimer(ks, key, t.set)
+	return in.records, err
+}
+
+// onTimer calls the DoFn's OnTimer for timer t of runner key key, as the
+// SDK calls it: the timer's tag, and its hold as the event time.
+func (in *ModelInstance) onTimer(ks *ModelKeyState, key string, t timers.TimerMap) error {
+	tc := timers.Context{Family: t.Family, Tag: t.Tag}
+	hold := beam.EventTime(t.HoldTimestamp)
+	var err error
 	switch group, bucket := strings.CutPrefix(key, BucketPrefix); {
+	case in.asof != nil:
+		err = in.asof.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate)
 	case in.split == nil:
-		err = in.fn.OnTimer(in.ctx, window.GlobalWindow{}, beam.EventTime(t.Hold), ks.st, ks.tm, key, tc, in.emit, in.emitLate)
+		err = in.fn.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate)
 	case bucket:
-		err = in.split.bucket.OnTimer(in.ctx, beam.EventTime(t.Hold), ks.st, ks.tm, []byte(group), tc, in.emit, in.emitLate)
+		err = in.split.bucket.OnTimer(in.ctx, hold, ks.st, ks.provider(), []byte(group), tc, in.emit, in.emitLate)
 	default:
 		sent := 0
-		err = in.split.spread.OnTimer(in.ctx, beam.EventTime(t.Hold), ks.st, ks.tm, key, tc, func(beam.EventTime, []byte, piece) { sent++ })
+		err = in.split.spread.OnTimer(in.ctx, hold, ks.st, ks.provider(), key, tc, func(beam.EventTime, []byte, piece) { sent++ })
 		if err == nil && sent > 0 {
 			err = fmt.Errorf("a tick sent %d pieces", sent)
 		}
 	}
-	if len(in.late) > 0 {
-		return nil, fmt.Errorf("a timer firing emitted %d late elements", len(in.late))
+	if err == nil && len(in.late) > 0 {
+		err = fmt.Errorf("a timer firing emitted %d late elements", len(in.late))
 	}
-	return in.records, err
+	return err
 }
 
 // holdRefused turns the panic of a timer set with its hold after its
@@ -230,9 +265,22 @@ func (in *ModelInstance) emitLate(et beam.EventTime, key beam.X, e encoded) {
 
 // ModelKeyState is one key's user state and timers as a runner keeps them.
 // A bundle works on a Clone and commits it, or discards it on failure.
+// Between BeginSDKBundle and EndSDKBundle the DoFn's timer changes go
+// through the Go SDK's handling (sdk, model_sdk_test.go) instead of
+// reaching tm at once.
 type ModelKeyState struct {
-	st *memState
-	tm memTimers
+	st  *memState
+	tm  memTimers
+	sdk *sdkTimers
+}
+
+// provider is the timer provider the DoFn is given: the SDK's handling
+// during an SDK bundle, else the runner's timers themselves.
+func (ks *ModelKeyState) provider() timers.Provider {
+	if ks.sdk != nil {
+		return ks.sdk
+	}
+	return ks.tm
 }
 
 // NewModelKeyState is the state of a key the runner has never seen.
@@ -262,8 +310,8 @@ type ModelTimer struct {
 // Timers lists the key's set timers, earliest firing first.
 func (ks *ModelKeyState) Timers() []ModelTimer {
 	out := make([]ModelTimer, 0, len(ks.tm))
-	for tag, t := range ks.tm {
-		out = append(out, ModelTimer{Tag: tag, Fire: t.FireTimestamp.Milliseconds(), Hold: t.HoldTimestamp.Milliseconds(), set: t})
+	for _, t := range ks.tm {
+		out = append(out, modelTimer(t))
 	}
 	slices.SortFunc(out, func(a, b ModelTimer) int { return cmp.Or(cmp.Compare(a.Fire, b.Fire), cmp.Compare(a.Tag, b.Tag)) })
 	return out

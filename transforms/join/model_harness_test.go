@@ -81,6 +81,13 @@ type modelSchedule struct {
 	// judges lateness (jsonl.Source.JudgeLate) sends it to its own late
 	// output.
 	SourceLate bool
+	// WorkItems: each bundle is one runner key's work item, as Dataflow
+	// builds them: its elements (or pieces), then the timers that were
+	// due when the bundle began, driven through the Go SDK's own timer
+	// handling (model_sdk_test.go): timer changes written at the end of
+	// the bundle, changed timers fired inline, cleared ones with event
+	// time 0, the runner's skipped when their tag changed.
+	WorkItems bool
 }
 
 // A step of a bundle: an element of a key, a piece of the split layout
@@ -105,6 +112,10 @@ type mBundle struct {
 	got    dGot
 	sent   []join.ModelPiece // pieces the split layout's first stage sent
 	taken  []join.ModelPiece // pieces its second stage processed
+	// Under WorkItems: the runner key's timers due when the bundle began,
+	// and the watermark they were due by.
+	due   map[string][]join.ModelTimer
+	limit map[string]int64
 }
 
 type mProc struct {
@@ -150,6 +161,21 @@ type modelRun struct {
 	// side may arrive (join.LateBehind), ms, and how many did not.
 	lateBehind [2]int64
 	sourceLate int
+	// Under WorkItems: what the SDK's timer handling did (sdkTally).
+	sdk sdkTally
+}
+
+// sdkTally counts what the Go SDK's timer handling did in work items:
+// timers fired inline (set in the bundle, at or before a timer the runner
+// sent), those of them cleared (fired with event time 0), and runner
+// timers skipped because their tag changed in the bundle.
+type sdkTally struct{ inline, clearedInline, skipped, arrivalsBehindCut int }
+
+func (t *sdkTally) add(u sdkTally) {
+	t.inline += u.inline
+	t.clearedInline += u.clearedInline
+	t.skipped += u.skipped
+	t.arrivalsBehindCut += u.arrivalsBehindCut
 }
 
 const modelInfinity = int64(1) << 62
@@ -470,7 +496,10 @@ func (r *modelRun) run(steps []mStep) {
 			id := [2]any{p, st.key}
 			b := byProcKey[id]
 			if b == nil {
-				slot := r.rng.IntN(max(r.sc.Concurrent, 1))
+				var slot any = r.rng.IntN(max(r.sc.Concurrent, 1))
+				if r.sc.WorkItems {
+					slot = "work item of " + st.key // a bundle per runner key
+				}
 				b = byProcKey[[2]any{p, slot}]
 				if b == nil {
 					b = &mBundle{proc: p}
@@ -522,6 +551,24 @@ func (r *modelRun) runBundles(bundles []*mBundle, mayFail bool) {
 			b.failAt = r.rng.IntN(len(b.steps) + 1)
 		}
 		b.work, b.keyWM, b.behind = map[string]*join.ModelKeyState{}, map[string]int64{}, map[string]int64{}
+		if r.sc.WorkItems {
+			// The timers due now come with the work item, after its
+			// elements.
+			b.due, b.limit = map[string][]join.ModelTimer{}, map[string]int64{}
+			for _, st := range b.steps {
+				if _, ok := b.limit[st.key]; ok {
+					continue
+				}
+				b.limit[st.key] = r.timerLimit(st.key)
+				if ks := r.state[st.key]; ks != nil {
+					for _, t := range ks.Timers() {
+						if t.Fire <= b.limit[st.key] {
+							b.due[st.key] = append(b.due[st.key], t)
+						}
+					}
+				}
+			}
+		}
 		b.inst.StartBundle()
 		open = append(open, b)
 	}
@@ -538,7 +585,15 @@ func (r *modelRun) runBundles(bundles []*mBundle, mayFail bool) {
 			retry = append(retry, &mBundle{proc: b.proc, steps: b.steps})
 			open = slices.Delete(open, i, i+1)
 		case b.next == len(b.steps):
+			if r.sc.WorkItems {
+				r.fireWorkItem(b)
+			}
 			b.inst.FinishBundle()
+			if r.sc.WorkItems {
+				for _, ks := range b.work {
+					ks.EndSDKBundle()
+				}
+			}
 			r.commit(b)
 			open = slices.Delete(open, i, i+1)
 		default:
@@ -604,19 +659,11 @@ func (r *modelRun) outputWatermark() int64 {
 
 // step runs one step of bundle b.
 func (r *modelRun) step(b *mBundle, st mStep) {
-	ks := b.work[st.key]
-	if ks == nil {
-		if ks = r.state[st.key]; ks == nil {
-			ks = join.NewModelKeyState()
-		}
-		ks = ks.Clone()
-		b.work[st.key] = ks
-	}
-	last, ok := b.keyWM[st.key]
-	if !ok {
-		if last, ok = r.keyWM[st.key]; !ok {
-			last = noWatermark
-		}
+	ks := r.work(b, st.key)
+	last := r.lastCut(b, st.key)
+	if r.sc.WorkItems {
+		r.workItemStep(b, st, ks, last)
+		return
 	}
 	// The stage's input watermark, not timerLimit: a forgetting that waits
 	// is judged below on the bundle's own timers, which may have replaced
@@ -695,12 +742,137 @@ func (r *modelRun) step(b *mBundle, st mStep) {
 		pc.Of = e.Key
 		b.sent = append(b.sent, pc)
 	}
-	b.arr = append(b.arr, oArrival{Elem: e, Watermark: b.keyWM[st.key]})
+	b.arr = append(b.arr, oArrival{Elem: e, Watermark: b.keyWM[st.key], Cut: b.keyWM[st.key]})
 	if e.Time < r.inputWM {
 		b.behind[e.Val] = r.inputWM - e.Time
 	}
 	r.checkRecords(b, recs, &e)
 	b.got.Late = append(b.got.Late, late...)
+}
+
+// work is bundle b's working copy of runner key k's state, made from the
+// committed one when b first touches k (under WorkItems, in an SDK
+// bundle).
+func (r *modelRun) work(b *mBundle, k string) *join.ModelKeyState {
+	ks := b.work[k]
+	if ks == nil {
+		if ks = r.state[k]; ks == nil {
+			ks = join.NewModelKeyState()
+		}
+		ks = ks.Clone()
+		if r.sc.WorkItems {
+			ks.BeginSDKBundle()
+		}
+		b.work[k] = ks
+	}
+	return ks
+}
+
+// lastCut is the watermark runner key k's timers were last fired up to,
+// in bundle b or before.
+func (r *modelRun) lastCut(b *mBundle, k string) int64 {
+	last, ok := b.keyWM[k]
+	if !ok {
+		if last, ok = r.keyWM[k]; !ok {
+			last = noWatermark
+		}
+	}
+	return last
+}
+
+// workItemStep runs one step of a work item (WorkItems): an element or a
+// piece, with no timer fired before it; the timers come at the end of the
+// bundle (fireWorkItem). An arrival's cut, up to which the oracle fires
+// the key's timers before it, is the key's last cut, or just before the
+// earliest timer the DoFn has set, if that is earlier: a timer set in the
+// bundle, or one due that the work item did not bring, has not fired yet.
+func (r *modelRun) workItemStep(b *mBundle, st mStep, ks *join.ModelKeyState, last int64) {
+	r.trace("work item step key %q last %d elem %v piece %v", st.key, last, st.elem, st.piece)
+	if st.piece != nil {
+		recs, late, err := b.inst.Piece(ks, *st.piece)
+		if err != nil {
+			r.bad("processing %v: %v", *st.piece, err)
+			return
+		}
+		b.taken = append(b.taken, *st.piece)
+		var arriving *oElem
+		for _, rec := range recs {
+			for _, v := range []*string{rec.Left, rec.Right} {
+				if e, ok := r.byVal[deref(v)]; ok && arriving == nil && v != nil && pieceOf(*st.piece, e) {
+					arriving = &e
+				}
+			}
+		}
+		r.checkRecords(b, recs, arriving)
+		b.got.Late = append(b.got.Late, late...)
+		return
+	}
+	if st.elem == nil {
+		return // the work item's timers only
+	}
+	e := *st.elem
+	side := join.Left
+	if e.Side == oRight {
+		side = join.Right
+	}
+	cut := last
+	if ts := ks.SDKTimers(); len(ts) > 0 && ts[0].Fire <= cut {
+		cut = ts[0].Fire - 1
+		r.sdk.arrivalsBehindCut++
+	}
+	writes := ks.Writes()
+	recs, late, sent, err := b.inst.Element(ks, e.Key, side, e.Time, e.Val)
+	if err != nil {
+		r.bad("processing %v: %v", e, err)
+		return
+	}
+	if side == join.Right && len(late) == 0 && ks.Writes() == writes {
+		r.unbuffered++
+	}
+	for _, pc := range sent {
+		pc.Of = e.Key
+		b.sent = append(b.sent, pc)
+	}
+	b.arr = append(b.arr, oArrival{Elem: e, Watermark: max(last, cut), Cut: cut})
+	if e.Time < r.inputWM {
+		b.behind[e.Val] = r.inputWM - e.Time
+	}
+	r.checkRecords(b, recs, &e)
+	b.got.Late = append(b.got.Late, late...)
+}
+
+// fireWorkItem delivers, at the end of work item b, the timers of its
+// runner key that were due when it began, earliest first, through the
+// SDK's timer handling (FireSDK), and records that the key's timers have
+// fired up to the watermark they were due by.
+func (r *modelRun) fireWorkItem(b *mBundle) {
+	for k, limit := range b.limit {
+		ks := r.work(b, k)
+		for _, t := range b.due[k] {
+			recs, fired, err := b.inst.FireSDK(ks, k, t)
+			ranRunner := false
+			for _, f := range fired {
+				r.trace("work item key %q fired %+v (inline %v), due by %d", k, f.Timer, f.Inline, limit)
+				if f.Inline {
+					r.sdk.inline++
+					if f.Timer.Fire == 0 && f.Timer.Hold == 0 {
+						r.sdk.clearedInline++
+					}
+				} else {
+					ranRunner = true
+				}
+			}
+			if !ranRunner {
+				r.sdk.skipped++
+			}
+			if err != nil {
+				r.bad("firing %+v of key %s in a work item: %v", t, k, err)
+				return
+			}
+			r.checkRecords(b, recs, nil)
+		}
+		b.keyWM[k] = max(r.lastCut(b, k), limit)
+	}
 }
 
 // checkRecords checks the records a step emitted against the output
@@ -833,13 +1005,17 @@ func modelSize(t *testing.T, def int) int {
 // interleave, fail, retry and move work; three of them with a progress
 // horizon short enough that keys forget their progress within a case, one
 // of those ProgressHorizon(0), which forgets a key in the firing that
-// empties it.
+// empties it; and two of work items through the Go SDK's timer handling
+// (WorkItems), one of them failing, retrying and moving work with a short
+// horizon.
 var modelSchedules = []modelSchedule{
 	{Processes: 1, Concurrent: 1, BundleMax: 1 << 20},
 	{Processes: 1, Concurrent: 3, BundleMax: 4, FailRate: 0.2, DeferRate: 0.3, CacheBytes: 4 << 10},
 	{Processes: 3, Concurrent: 2, BundleMax: 3, FailRate: 0.3, MoveRate: 0.3, DeferRate: 0.5, WindowSize: 1, Horizon: 1},
 	{Processes: 2, Concurrent: 4, BundleMax: 2, FailRate: 0.1, MoveRate: 0.1, DeferRate: 0.2, CacheBytes: 2 << 10, Horizon: 2000},
 	{Processes: 2, Concurrent: 2, BundleMax: 3, FailRate: 0.2, MoveRate: 0.3, DeferRate: 0.3, Horizon: horizonZero},
+	{Processes: 1, Concurrent: 1, BundleMax: 1 << 20, WorkItems: true},
+	{Processes: 2, Concurrent: 2, BundleMax: 4, FailRate: 0.2, MoveRate: 0.3, DeferRate: 0.3, Horizon: 2000, WorkItems: true},
 }
 
 // TestRunnerModel runs generated cases (the differential test's generator)
@@ -854,12 +1030,18 @@ func TestRunnerModel(t *testing.T) {
 	}
 	n := modelSize(t, 2000)
 	failed, found, example := 0, map[string]int{}, map[string]string{}
+	var sdk [2]sdkTally // by layout: bag, split
 	for i := range n {
 		cs := caseSeed(20261203, i)
 		c := genCase(cs)
 		for si, sc := range modelSchedules {
 			ss := caseSeed(cs, si)
 			r := runModel(c, sc, ss)
+			if r.split {
+				sdk[1].add(r.sdk)
+			} else {
+				sdk[0].add(r.sdk)
+			}
 			if len(r.problems) == 0 {
 				continue
 			}
@@ -878,11 +1060,26 @@ func TestRunnerModel(t *testing.T) {
 	if failed > 0 {
 		t.Errorf("%d of %d runs failed", failed, n*len(modelSchedules))
 	}
+	checkSDKTally(t, sdk)
 	for _, b := range knownModelBugs {
 		if found[b.name] == 0 {
 			t.Errorf("no run shows %s any more: remove it from knownModelBugs", b.name)
 		}
 		t.Logf("%d runs show %s, e.g. %s", found[b.name], b.name, example[b.name])
+	}
+}
+
+// checkSDKTally logs what the SDK's timer handling did in the work-item
+// schedules, by layout, and fails if a layout's runs never exercised each
+// behaviour: otherwise they would show nothing about it.
+func checkSDKTally(t *testing.T, sdk [2]sdkTally) {
+	t.Helper()
+	for i, layout := range []string{"bag layout", "split layout"} {
+		s := sdk[i]
+		t.Logf("work items, %s: %d timers fired inline (%d of them cleared, at event time 0), %d runner timers skipped (tag changed in the bundle), %d arrivals behind a timer not yet fired", layout, s.inline, s.clearedInline, s.skipped, s.arrivalsBehindCut)
+		if s.inline == 0 || s.clearedInline == 0 || s.skipped == 0 || s.arrivalsBehindCut == 0 {
+			t.Errorf("the work items in the %s never exercised one of the SDK's timer behaviours: %+v", layout, s)
+		}
 	}
 }
 
