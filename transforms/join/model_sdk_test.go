@@ -121,6 +121,10 @@ type SDKFiring struct {
 	Inline bool
 }
 
+// Cleared reports whether the SDK fired a timer the bundle had cleared:
+// its tag with both timestamps zero, no evidence of the watermark.
+func (f SDKFiring) Cleared() bool { return f.Timer.set.Clear }
+
 // FireSDK delivers runner timer t of a runner key in an SDK bundle
 // (BeginSDKBundle), as ParDo.ProcessTimers handles it: the runner has
 // consumed t; the bundle's changes that sort at or before it and are
