@@ -91,7 +91,7 @@ func AsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Optio
 func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
 	const op = "join.AsOf"
 	s = s.Scope(op)
-	cfg, err := asofConfig(opts)
+	cfg, err := asofConfig(withInputs(opts, left, right))
 	if err != nil {
 		return Outputs{}, err
 	}

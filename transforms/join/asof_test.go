@@ -205,7 +205,8 @@ func onTimeValue(k, v string, emit func(string, string)) {
 // one pipeline: the streaming path's records (net of retractions under
 // EmitRetract) and late elements, and the bounded path's records on the
 // on-time elements (also with every key in one shard and each value
-// handed on alone), are exactly the oracle's.
+// handed on alone, and as the path AsOf takes by itself, without Bounded,
+// on the on-time elements as a bounded input), are exactly the oracle's.
 func TestAsOfAgainstOracle(t *testing.T) {
 	seed := uint64(1)
 	lates := 0
@@ -239,6 +240,16 @@ func TestAsOfAgainstOracle(t *testing.T) {
 						shared := join.AsOf[string, string, string](s.Scope("one_shard"),
 							beam.ParDo(s, onTimeValue, left), beam.ParDo(s, onTimeValue, right), append(sp.options(), join.Bounded(), join.BoundedShards(1), join.GatherBytes(1))...)
 						passert.Equals(s.Scope("one_shard"), beam.ParDo(s, formatResult, shared.Records), toAny(want)...)
+						var onTime []event
+						for i, e := range script {
+							if !late[i] {
+								onTime = append(onTime, e)
+							}
+						}
+						bl, br := batch(s.Scope("bounded_input"), onTime)
+						chosen := join.AsOf[string, string, string](s.Scope("bounded_input"), bl, br, sp.options()...)
+						passert.Equals(s.Scope("bounded_input"), beam.ParDo(s, formatResult, chosen.Records), toAny(want)...)
+						passert.Empty(s.Scope("bounded_input_late"), chosen.Late)
 						if err := ptest.Run(p); err != nil {
 							t.Fatalf("%v\nscript %v\nlate %v", err, script, late)
 						}

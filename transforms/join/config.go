@@ -29,7 +29,9 @@ type config struct {
 	hotKeyBuckets int           // HotKeyBuckets's n, checked only
 	noCache       bool          // tests and benchmarks only: no bundle cache
 	cacheBytes    int64         // BundleCacheBytes (interval_cache.go); 0: the default
-	bounded       bool          // the bounded-input path (interval_bounded.go)
+	bounded       bool          // the bounded-input path (interval_bounded.go): Bounded, or bounded inputs
+	streaming     bool          // Streaming: the streaming path even on bounded inputs
+	inputsBounded bool          // both inputs are bounded (path_choice.go)
 	bucketWidth   time.Duration // BoundedBucket; 0: the default
 	reportLate    bool          // ReportLate
 	trackFates    bool          // TrackFates
@@ -81,6 +83,7 @@ const (
 	setBoundedBucket
 	setSplitKeys
 	setUniqueLeft
+	setStreaming
 	setTestOnly
 )
 
@@ -108,16 +111,17 @@ var optionNames = []struct {
 	{setBoundedBucket, "BoundedBucket"},
 	{setSplitKeys, "SplitKeys"},
 	{setUniqueLeft, "UniqueLeft"},
+	{setStreaming, "Streaming"},
 	{setTestOnly, "a test-only option"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setUniqueLeft | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setUniqueLeft | setStreaming | setTestOnly
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
-	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setProgressHorizon | setTestOnly
+	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setStreaming | setProgressHorizon | setTestOnly
 )
 
 // newConfig applies opts over the defaults and rejects options that the
@@ -131,12 +135,17 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		}
 		o.apply(&c)
 	}
+	if c.inputsBounded && !c.streaming {
+		c.bounded = true // bounded inputs take the bounded path (path_choice.go)
+	}
 	for _, n := range optionNames {
 		if c.set&n.bit != 0 && allowed&n.bit == 0 {
 			return c, fmt.Errorf("beamjoin: %s does not take %s", op, n.name)
 		}
 	}
 	switch {
+	case c.set&setBounded != 0 && c.streaming:
+		return c, fmt.Errorf("beamjoin: %s: Bounded and Streaming cannot be given together: each chooses a path", op)
 	case !typeWords.valid(uint8(c.typ)):
 		return c, fmt.Errorf("beamjoin: %s: unknown join type %v", op, c.typ)
 	case !emitWords.valid(uint8(c.emit)):

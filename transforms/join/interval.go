@@ -67,7 +67,7 @@ func Interval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...O
 func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Option) (Outputs, error) {
 	const op = "join.Interval"
 	s = s.Scope(op)
-	cfg, err := intervalConfig(opts)
+	cfg, err := intervalConfig(withInputs(opts, left, right))
 	if err != nil {
 		return Outputs{}, err
 	}

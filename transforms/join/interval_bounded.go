@@ -36,13 +36,19 @@ func init() {
 		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&sweepFn{})
 }
 
-// Bounded makes the interval join run its bounded-input path, for inputs
+// Bounded makes Interval or AsOf run their bounded-input path, for inputs
 // that end (files read whole, a database table, beam.Create): it collects
 // each key's elements of both sides until the input is done, sorts them by
 // event time and sweeps them through the same matching rules as the
 // streaming path, in memory, with a few state calls per key rather than
 // per element. On Prism that is tens of times faster than the streaming
-// path, which pays a state round trip per element.
+// path, which pays a state round trip per element; on Flink's batch mode
+// 7.6 times at 20,000 elements and 29 times at 80,000.
+//
+// Interval and AsOf take this path by themselves when both inputs are
+// bounded PCollections; Streaming makes them take the streaming path
+// instead. Bounded forces this path on an input that Beam marks unbounded
+// but that ends, such as a TestStream: records come only once it has.
 //
 //	results, _ := join.Interval[string, Order, Payment](s, orders, payments,
 //		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal, join.Bounded())
@@ -55,9 +61,12 @@ func init() {
 // MaxBufferedPerKey keeps its meaning: the elements still buffered at an
 // arrival are those whose cleanup timer (placed as CleanupEvery says) has
 // not yet fired, and the oldest are evicted beyond the cap, as they would
-// be in that stream. SplitKeys does not apply. The counters are the
-// streaming path's, each counted once, by the group that owns the
-// element; buffered and keys_with_state rise and fall back to zero within
+// be in that stream. SplitKeys and ProgressHorizon do not apply; nor does
+// UniqueLeft, which a stream's records do not depend on while the left
+// input keeps it: every element is joined as without it, even a second
+// left element of a key. TrackFates gives each element's fate. The
+// counters are the streaming path's, each counted once, by the group that
+// owns the element; buffered and keys_with_state rise and fall back to zero within
 // each group's sweep, and buffered_per_key is what a group's sweep holds at
 // each arrival it owns, which under AllowedLateness or a coarse
 // CleanupEvery can be less than the streaming path holds (elements kept

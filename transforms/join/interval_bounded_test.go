@@ -364,44 +364,74 @@ func TestBoundedSweepOrder(t *testing.T) {
 	}
 }
 
-// TestIntervalBoundedGraph checks which path a join takes: Bounded
-// collects each group in its own stateful DoFn (sweepFn), whose timers
-// hold the records' event times, and groups nothing with a GroupByKey,
-// whose output would carry the end of the window; without it the join is
-// the streaming path's stateful DoFn.
+// TestIntervalBoundedGraph checks which path a join takes: the bounded
+// path collects each group in its own stateful DoFn (sweepFn, or
+// asofSweepFn for AsOf), whose timers hold the records' event times, and
+// groups nothing with a GroupByKey, whose output would carry the end of
+// the window; the streaming path is one stateful DoFn (intervalFn,
+// asofFn). Bounded inputs (beam.Create) take the bounded path by
+// themselves, and the streaming path under Streaming; an unbounded input
+// (a TestStream) takes the streaming path, and the bounded one under
+// Bounded.
 func TestIntervalBoundedGraph(t *testing.T) {
-	for _, bounded := range []bool{false, true} {
-		p, s := beam.NewPipelineWithRoot()
-		left, right := batch(s, []event{l(1, "k", "a"), r(2, "k", "b")})
-		opts := []join.Option{join.Between(0, time.Second)}
-		if bounded {
-			opts = append(opts, join.Bounded())
-		}
-		join.Interval[string, string, string](s, left, right, opts...)
-		edges, _, err := p.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var groups, streaming, sweeps int
-		for _, e := range edges {
-			switch {
-			case e.Op == graph.CoGBK:
-				groups++
-			case e.DoFn != nil && strings.HasSuffix(e.DoFn.Name(), "intervalFn"):
-				streaming++
-			case e.DoFn != nil && strings.HasSuffix(e.DoFn.Name(), "sweepFn"):
-				sweeps++
+	for _, tc := range []struct {
+		name    string
+		asof    bool
+		input   func(beam.Scope, []event) (beam.PCollection, beam.PCollection)
+		opts    []join.Option
+		bounded bool
+	}{
+		{"interval/bounded_input", false, batch, nil, true},
+		{"interval/bounded_input/Streaming", false, batch, []join.Option{join.Streaming()}, false},
+		{"interval/bounded_input/Bounded", false, batch, []join.Option{join.Bounded()}, true},
+		{"interval/bounded_input/SplitKeys", false, batch, []join.Option{join.SplitKeys(0)}, true},
+		{"interval/unbounded_input", false, play, nil, false},
+		{"interval/unbounded_input/Bounded", false, play, []join.Option{join.Bounded()}, true},
+		{"asof/bounded_input", true, batch, nil, true},
+		{"asof/bounded_input/Streaming", true, batch, []join.Option{join.Streaming()}, false},
+		{"asof/unbounded_input", true, play, nil, false},
+		{"asof/unbounded_input/Bounded", true, play, []join.Option{join.Bounded()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, s := beam.NewPipelineWithRoot()
+			left, right := tc.input(s, []event{l(1, "k", "a"), r(2, "k", "b")})
+			if tc.asof {
+				join.AsOf[string, string, string](s, left, right, tc.opts...)
+			} else {
+				join.Interval[string, string, string](s, left, right, append(tc.opts, join.Between(0, time.Second))...)
 			}
-		}
-		if want := map[bool][3]int{false: {0, 1, 0}, true: {0, 0, 1}}[bounded]; [3]int{groups, streaming, sweeps} != want {
-			t.Errorf("Bounded %v: %d groupings, %d streaming and %d bounded stateful DoFns, want %v", bounded, groups, streaming, sweeps, want)
-		}
+			edges, _, err := p.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var groups, streaming, sweeps int
+			for _, e := range edges {
+				switch {
+				case e.Op == graph.CoGBK:
+					groups++
+				case e.DoFn == nil:
+				case strings.HasSuffix(e.DoFn.Name(), "intervalFn"), strings.HasSuffix(e.DoFn.Name(), "asofFn"):
+					streaming++
+				case strings.HasSuffix(e.DoFn.Name(), "sweepFn"), strings.HasSuffix(e.DoFn.Name(), "asofSweepFn"):
+					sweeps++
+				}
+			}
+			want := [3]int{0, 1, 0}
+			if tc.bounded {
+				want = [3]int{0, 0, 1}
+			}
+			if got := [3]int{groups, streaming, sweeps}; got != want {
+				t.Errorf("%d groupings, %d streaming and %d bounded stateful DoFns, want %v", groups, streaming, sweeps, want)
+			}
+		})
 	}
 }
 
 // TestIntervalBoundedDifferential runs random multi-key inputs through the
-// bounded path, the streaming path and the nested loops, under every type
-// and emission mode and some size caps: the bounded path's records and late
+// bounded path (the one a bounded input takes by itself), the streaming
+// path and the nested loops, under every type and emission mode, some
+// size caps, a cap with AllowedLateness and SplitKeys: the bounded path's
+// records and late
 // output must equal the streaming path's when the elements arrive in
 // event-time order (left first on equal times), whether the watermark
 // follows them (onTime) or jumps to infinity at the end only, and the
@@ -433,6 +463,14 @@ func TestIntervalBoundedDifferential(t *testing.T) {
 				typ, emit := allTypes[(int(seed)+i)%4], allEmits[i%3]
 				joins = append(joins, namedJoin{name: fmt.Sprintf("%v/%v/cap=%d", typ, emit, n), opts: []join.Option{typ, emit, join.MaxBufferedPerKey(n)}, cap: true})
 			}
+			// The options a bounded input's default path must honour as the
+			// stream does: AllowedLateness, which keeps elements (and so
+			// counts them against the cap) longer, and SplitKeys, which the
+			// bounded path has no use for.
+			typ, emit := allTypes[int(seed)%4], allEmits[int(seed)%3]
+			joins = append(joins,
+				namedJoin{name: fmt.Sprintf("%v/%v/cap=3/lateness", typ, emit), opts: []join.Option{typ, emit, join.MaxBufferedPerKey(3), join.AllowedLateness(750 * time.Millisecond)}, cap: true},
+				namedJoin{name: fmt.Sprintf("%v/%v/SplitKeys", typ, emit), opts: []join.Option{typ, emit, join.SplitKeys(0)}})
 
 			// Four keys; values numbered in arrival order, of one width so
 			// that their encoded order is their arrival order too.
@@ -479,7 +517,9 @@ func TestIntervalBoundedDifferential(t *testing.T) {
 				}
 				return out
 			}
-			bounded := run(func(s beam.Scope) (beam.PCollection, beam.PCollection) { return batch(s, script) }, true, join.Bounded())
+			// The bounded input takes the bounded path by itself
+			// (TestIntervalBoundedGraph).
+			bounded := run(func(s beam.Scope) (beam.PCollection, beam.PCollection) { return batch(s, script) }, true)
 			followed := run(func(s beam.Scope) (beam.PCollection, beam.PCollection) { return play(s, onTime(script...)) }, true)
 			atEnd := run(func(s beam.Scope) (beam.PCollection, beam.PCollection) { return play(s, script) }, false)
 
