@@ -65,7 +65,9 @@ import (
 // current row. Each arrival costs two state calls (read, append), each
 // timer firing three (read, clear, append), one that forgets a key two.
 //
-// Bounded runs the bounded-input path: each key's elements collected
+// When both inputs are bounded, AsOf takes its bounded-input path by
+// itself (Streaming keeps the streaming path; Bounded takes the bounded
+// one for an unbounded input that ends): each key's elements collected
 // until the input is done and joined in memory, with a few state calls
 // per shard of the keys rather than per element; its records are
 // EmitFinal's (under EmitRetract too: no retraction is ever needed),

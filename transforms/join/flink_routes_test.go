@@ -331,6 +331,9 @@ func TestFlinkUniqueLeft(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			left, right := in.play(s, script)
 			opts := []join.Option{join.Between(-100*time.Millisecond, time.Second), join.FullOuter, join.EmitFinal}
+			if in.name == "bounded" {
+				opts = append(opts, join.Streaming()) // UniqueLeft is the streaming path's
+			}
 			with := join.Interval[string, string, string](s.Scope("unique"), left, right, append(opts, join.UniqueLeft())...)
 			without := join.Interval[string, string, string](s.Scope("plain"), left, right, opts...)
 			flinkrun.WriteLines(s, dir, beam.Flatten(s,
@@ -396,7 +399,7 @@ func TestFlinkDownstream(t *testing.T) {
 	for _, in := range flinkInputs {
 		paths := map[string][]join.Option{"streaming path": nil}
 		if in.name == "bounded" {
-			paths["bounded path"] = []join.Option{join.Bounded()}
+			paths = map[string][]join.Option{"streaming path": {join.Streaming()}, "bounded path": nil}
 		}
 		for path, extra := range paths {
 			t.Run(in.name+"/"+path+"/final_counted_per_minute", func(t *testing.T) {
@@ -425,7 +428,7 @@ func TestFlinkDownstream(t *testing.T) {
 	for _, in := range flinkInputs {
 		paths := map[string][]join.Option{"streaming path": nil}
 		if in.name == "bounded" {
-			paths["bounded path"] = []join.Option{join.Bounded()}
+			paths = map[string][]join.Option{"streaming path": {join.Streaming()}, "bounded path": nil}
 		}
 		for path, extra := range paths {
 			t.Run(in.name+"/"+path+"/counted_per_hour", func(t *testing.T) {

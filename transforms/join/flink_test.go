@@ -222,7 +222,11 @@ func intervalCasesPipeline(cases []dCase, dir string, bounded bool) *beam.Pipeli
 		left, right := beam.ParDo2(cs, &splitLineFn{}, lines)
 		for _, layout := range layouts {
 			tag := fmt.Sprintf("%d/%s", i, layout)
-			j := join.Interval[string, string, string](cs.Scope(layout), left, right, joinOptions(c.Spec, layout)...)
+			opts := joinOptions(c.Spec, layout)
+			if bounded {
+				opts = append(opts, join.Streaming()) // the streaming path on a batch runner
+			}
+			j := join.Interval[string, string, string](cs.Scope(layout), left, right, opts...)
 			flinkrun.WriteLines(cs, dir, beam.Flatten(cs,
 				beam.ParDo(cs, &resultLineFn{Tag: tag}, j.Records),
 				beam.ParDo(cs, &lateLineFn{Tag: tag}, j.Late)))

@@ -30,8 +30,14 @@ import (
 // and UpperExclusive exclude an end of the bounds; AllowedLateness keeps
 // elements longer; CleanupEvery, SplitKeys and MaxBufferedPerKey tune
 // cost and memory; UniqueLeft, for a left keyed by its own id, buffers
-// fewer right elements; Bounded runs the bounded-input path;
-// TrackFates adds Outputs.Fates, one Fate per input element.
+// fewer right elements; TrackFates adds Outputs.Fates, one Fate per
+// input element.
+//
+// When both inputs are bounded (files read whole, beam.Create) the join
+// takes its bounded-input path by itself (see Bounded): the same records
+// as the streaming path gives on a stream, at a few state calls per key
+// rather than per element. Streaming keeps the streaming path; Bounded
+// takes the bounded one for an unbounded input that ends.
 //
 // A left element can be matched until event time passes
 // ts + max(upper, 0) + allowed lateness, a right one until
