@@ -53,7 +53,10 @@ func (r *Route) UnmarshalText(text []byte) error { return routeWords.unmarshal(t
 // Check reports what the route's Try function would reject in opts,
 // without building anything, so that a program can validate settings of
 // its own (a command's flags) before it builds a pipeline. Only the inputs
-// are left to check.
+// are left to check. It judges the options as for unbounded inputs: the
+// combinations that only the bounded path takes (UniqueLeft or SplitKeys
+// with MaxBufferedPerKey) pass only with Bounded, though Interval takes
+// them on bounded inputs, which choose that path by themselves.
 //
 //	err := join.RouteInterval.Check(join.Between(10*time.Minute, 5*time.Minute))
 //	// beamjoin: join.Interval: lower bound 10m0s is greater than upper bound 5m0s

@@ -84,11 +84,11 @@ func TestPipelineMarshalsIdentically(t *testing.T) {
 		{"interval", func(s beam.Scope) {
 			in := keyed(s, false)
 			join.Interval[string, string, string](s, in, in, join.Between(-time.Second, time.Second), join.FullOuter, join.EmitRetract,
-				join.AllowedLateness(time.Second), join.MaxBufferedPerKey(10), join.ProgressHorizon(time.Minute))
+				join.AllowedLateness(time.Second), join.MaxBufferedPerKey(10), join.ProgressHorizon(time.Minute), join.Streaming())
 		}},
 		{"interval_windowed_hot_keys", func(s beam.Scope) {
 			in := keyed(s, true)
-			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.LeftOuter, join.EmitFinal, join.SplitKeys(0))
+			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.LeftOuter, join.EmitFinal, join.SplitKeys(0), join.Streaming())
 		}},
 		{"interval_bounded", func(s beam.Scope) {
 			in := keyed(s, false)
@@ -131,7 +131,7 @@ func TestBoundedFlattensGathered(t *testing.T) {
 		}, "shardGatherFn", "join.AsOf/bounded/Flatten"},
 		{"interval_streaming", func(s beam.Scope) {
 			in := keyed(s)
-			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second))
+			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.Streaming())
 		}, "encodeFn", "join.Interval/Flatten"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
