@@ -161,6 +161,20 @@ func (w *jsonWriter) late(side join.Side, key string, t time.Time, left, right *
 	}
 }
 
+// FormatReaderLate writes an element that the reader of a replay judged
+// late (see the package doc's Replay): FormatLate's fields and
+// "judged_by":"reader", {"side":"left","key":K,"time":MS,"value":{…},"judged_by":"reader"}.
+func FormatReaderLate(side join.Side, key string, t time.Time, r jsonl.Record) string {
+	var w jsonWriter
+	left, right := &r, (*jsonl.Record)(nil)
+	if side == join.Right {
+		left, right = nil, &r
+	}
+	w.late(side, key, t, left, right)
+	w.str("judged_by", "reader")
+	return w.done()
+}
+
 // FormatWindowLate writes an element that the window join or the cogroup
 // judged late: FormatLate's fields and "window":{"start":MS,"end":MS}, the
 // window it missed. With sliding windows an element can miss several
