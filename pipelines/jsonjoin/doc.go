@@ -13,9 +13,11 @@
 //
 // Inputs are read by package jsonl (keys as canonical JSON text, times as
 // epoch milliseconds or RFC 3339, bad lines to dead letters) and joined by
-// join.Interval, join.Window or join.CoGroup with string keys and
-// jsonl.Record values. Build adds the whole join to a pipeline of one's own;
-// Run checks the files, builds and runs it, and returns its Summary.
+// join.Interval, join.Window, join.CoGroup or join.AsOf with string keys
+// and jsonl.Record values. Build adds the whole join to a pipeline of one's
+// own; Run checks the files, builds and runs it, and returns its Summary.
+// How a Config becomes a pipeline, and where a new route goes:
+// docs/design/jsonjoin.md.
 //
 // An interval join of files read whole (Replay false) is a batch join: it
 // runs join.Interval's bounded path (join.Bounded), which groups each key's

@@ -31,7 +31,11 @@ func build(s beam.Scope, p *plan) error {
 	if err != nil {
 		return err
 	}
-	out, err := p.join.join(s, p.join.options, ins[0].Records, ins[1].Records)
+	var records []beam.PCollection
+	for _, in := range ins {
+		records = append(records, in.Records)
+	}
+	out, err := p.join.stage(s, p.join.options, records)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ type sourcePlan struct {
 // path included (join.Bounded for files read whole; join.ReportLate and
 // join.TrackFates where a window can close before its elements come).
 type joinPlan struct {
-	join    joinFunc
+	stage   joinFunc
 	options []join.Option
 	// lateBehind, when the reader of a replay judges lateness (an
 	// interval or as-of join), is how far behind the watermark a line of
@@ -130,8 +130,7 @@ type accountedSide struct {
 // runPlan is how Run runs the job, as the runner's flags and the Config
 // say.
 type runPlan struct {
-	runner  string
-	workers Workers
+	runner string
 	// tempAccounting says that Run writes the accounting to a temporary
 	// file: the Config names none, the workers share this machine's files,
 	// and the job ends.
@@ -175,9 +174,9 @@ func invalid(field, what, reason string) *FieldError {
 // case of the plan: planInterval, …). Its errors are Validate's, in this
 // order.
 func newPlan(c Config) (*plan, error) {
-	r, ok := routes[c.Op]
+	r, ok := routeOf(c.Op)
 	if !ok {
-		return nil, invalid("Op", "", fmt.Sprintf("unknown operation %q (want interval, window, cogroup or asof)", c.Op))
+		return nil, invalid("Op", "", fmt.Sprintf("unknown operation %q (want %s)", c.Op, routeNames()))
 	}
 	sides := []struct {
 		name, field string
@@ -198,7 +197,7 @@ func newPlan(c Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.join = r.join
+	j.stage = r.join
 
 	p := &plan{op: c.Op, streaming: c.Streaming(), join: j}
 	for i, sd := range sides {
@@ -236,7 +235,6 @@ func planRun(c Config, runner string) (*plan, error) {
 	}
 	p.run = runPlan{
 		runner:         runner,
-		workers:        w,
 		tempAccounting: p.accounting.path == "" && w != Remote && !p.streaming,
 		hub:            (c.Progress != nil || p.streaming) && w == InProcess,
 		progress:       c.Progress,

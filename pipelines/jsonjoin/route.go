@@ -8,6 +8,7 @@
 package jsonjoin
 
 import (
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -24,6 +25,8 @@ func init() {
 // route is one join of the package, as newPlan, the stages and the
 // summary see it.
 type route struct {
+	// op names the route, as Config.Op and the command's subcommand.
+	op Op
 	// span is how long an element waits in the join for partners, or the
 	// time between two window ends: a replay reports its watermark each
 	// time its event time has risen by a quarter of it (watermarkStep).
@@ -56,31 +59,37 @@ type route struct {
 }
 
 // joinFunc is a join stage: it joins the records of the inputs, keyed
-// and timestamped (left, then right), with opts.
-type joinFunc func(s beam.Scope, opts []join.Option, left, right beam.PCollection) (join.Outputs, error)
+// and timestamped, in the order of the plan's sources (left, then
+// right), with opts.
+type joinFunc func(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error)
 
-// routes are the package's joins by Op: newPlan knows an Op by its row.
-var routes = map[Op]route{
-	Interval: {
+// routes are the package's joins: newPlan knows an Op by its row
+// (routeOf).
+var routes = []route{
+	{
+		op:   Interval,
 		span: intervalSpan, plan: planInterval, join: joinInterval,
 		format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate,
 		outCounts:       []string{"pairs_out", "retractions_out", "left_unmatched_out", "right_unmatched_out", "left_late_out", "right_late_out"},
 		fates:           []string{"matched", "unmatched", "expired", "evicted", "late"},
 		fatesInCounters: true, oneLateRecordEach: true,
 	},
-	Window: {
+	{
+		op:   Window,
 		span: windowSpan, plan: planWindow, join: joinWindow,
 		format: FormatWindowResult, formatLate: FormatWindowLate, count: countWindowResults, countLate: countWindowLate,
 		outCounts: []string{"pairs_out", "left_unmatched_out", "right_unmatched_out"},
 		fates:     []string{"matched", "unmatched", "expired", "late"},
 	},
-	CoGroup: {
+	{
+		op:   CoGroup,
 		span: windowSpan, plan: planCoGroup, join: joinCoGroup,
 		format: FormatGroup, formatLate: FormatWindowLate, count: countGroupRecords, countLate: countWindowLate,
 		outCounts: []string{"groups_out"},
 		fates:     []string{"grouped", "late"},
 	},
-	AsOf: {
+	{
+		op:   AsOf,
 		span: asofSpan, plan: planAsOf, join: joinAsOf,
 		format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate,
 		outCounts:         []string{"pairs_out", "retractions_out", "left_unmatched_out", "left_late_out", "right_late_out"},
@@ -94,8 +103,8 @@ var routes = map[Op]route{
 // number of each are not carried through the join, where they would be
 // held in state or grouped for nothing (a third of the bytes of a short
 // line on a long path).
-func joinInterval(s beam.Scope, opts []join.Option, left, right beam.PCollection) (join.Outputs, error) {
-	l, r := beam.ParDo(s.Scope("left"), dropOrigin, left), beam.ParDo(s.Scope("right"), dropOrigin, right)
+func joinInterval(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
+	l, r := beam.ParDo(s.Scope("left"), dropOrigin, records[0]), beam.ParDo(s.Scope("right"), dropOrigin, records[1])
 	return join.TryInterval[string, jsonl.Record, jsonl.Record](s, l, r, opts...)
 }
 
@@ -104,20 +113,40 @@ func joinInterval(s beam.Scope, opts []join.Option, left, right beam.PCollection
 // version wins) must see the line alone, or two versions of one time
 // would be told apart by their line numbers, which depend on the order of
 // the file.
-func joinAsOf(s beam.Scope, opts []join.Option, left, right beam.PCollection) (join.Outputs, error) {
-	l, r := beam.ParDo(s.Scope("left"), dropOrigin, left), beam.ParDo(s.Scope("right"), dropOrigin, right)
+func joinAsOf(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
+	l, r := beam.ParDo(s.Scope("left"), dropOrigin, records[0]), beam.ParDo(s.Scope("right"), dropOrigin, records[1])
 	return join.TryAsOf[string, jsonl.Record, jsonl.Record](s, l, r, opts...)
 }
 
 // joinWindow is the window join's stage.
-func joinWindow(s beam.Scope, opts []join.Option, left, right beam.PCollection) (join.Outputs, error) {
-	return join.TryWindow[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+func joinWindow(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
+	return join.TryWindow[string, jsonl.Record, jsonl.Record](s, records[0], records[1], opts...)
 }
 
 // joinCoGroup is the cogroup's stage: a cogroup record keeps each
 // value's file and line, by which FormatGroup orders a group.
-func joinCoGroup(s beam.Scope, opts []join.Option, left, right beam.PCollection) (join.Outputs, error) {
-	return join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, left, right, opts...)
+func joinCoGroup(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
+	return join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, records[0], records[1], opts...)
+}
+
+// routeOf returns the route of op, and whether there is one.
+func routeOf(op Op) (route, bool) {
+	for _, r := range routes {
+		if r.op == op {
+			return r, true
+		}
+	}
+	return route{}, false
+}
+
+// routeNames are the routes' names, as an error that wants one of them
+// says them: "interval, window, cogroup or asof".
+func routeNames() string {
+	var names []string
+	for _, r := range routes {
+		names = append(names, string(r.op))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // dropOrigin keeps of a record only its line: Raw, not File and Line.

@@ -93,7 +93,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	}
 	if p.streaming {
 		start := time.Now()
-		jobID, err := runStreaming(ctx, runner, pipeline)
+		jobID, err := runStreaming(ctx, p.run.runner, pipeline)
 		sum := Summary{Op: p.op, Ran: true, JobID: jobID}
 		if h != nil {
 			p := h.progress(time.Since(start))
@@ -102,7 +102,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		}
 		return sum, err
 	}
-	pr, err := prismrun.Run(ctx, runner, pipeline, func(attempt int, err error) {
+	pr, err := prismrun.Run(ctx, p.run.runner, pipeline, func(attempt int, err error) {
 		fmt.Fprintf(os.Stderr, "beamjoin: Prism v2.77 failed the job with a known bug of its own (%s), not a fault of the data; running it again (attempt %d of %d)\n", prismrun.KnownBug(err), attempt, prismrun.Attempts)
 		if h != nil {
 			h.reset()

@@ -144,7 +144,8 @@ func (s *Summary) read(r io.Reader) error {
 // could not write the accounting where this process can read it: its Beam
 // counters.
 func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
-	sum := Summary{Op: op, Ran: true, Fates: routes[op].fatesInCounters, Counts: map[string]int64{}}
+	r, _ := routeOf(op)
+	sum := Summary{Op: op, Ran: true, Fates: r.fatesInCounters, Counts: map[string]int64{}}
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
 		if c.Namespace() == join.Namespace {
 			sum.Counts[c.Name()] += c.Result()
@@ -154,7 +155,7 @@ func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
 	// passing the join, whose counter (late_out) does not see it; the
 	// accounting counts it in both, and so does this.
 	for _, side := range []string{"left", "right"} {
-		if n := sum.Counts[side+"_"+countReaderLate]; n > 0 && slices.Contains(routes[op].outCounts, side+"_"+countLateOut) {
+		if n := sum.Counts[side+"_"+countReaderLate]; n > 0 && slices.Contains(r.outCounts, side+"_"+countLateOut) {
 			sum.Counts[side+"_"+countLateOut] += n
 		}
 	}
@@ -164,7 +165,10 @@ func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
 // FateColumns are the fates of the elements of a join of op, in the order
 // the summary shows them: per side, the records that went to the join are
 // each one of these, and Check says so.
-func FateColumns(op Op) []string { return routes[op].fates }
+func FateColumns(op Op) []string {
+	r, _ := routeOf(op)
+	return r.fates
+}
 
 // String is the summary as the command prints it: a table of the per-side
 // counts, then the counts of records written (those named *_out).
@@ -203,7 +207,8 @@ func (s Summary) String() string {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	rest := slices.Clone(routes[s.Op].outCounts)
+	rt, _ := routeOf(s.Op)
+	rest := slices.Clone(rt.outCounts)
 	var other []string
 	for name := range s.Counts {
 		if strings.HasSuffix(name, "_out") && !slices.Contains(rest, name) {
@@ -218,7 +223,7 @@ func (s Summary) String() string {
 		fmt.Fprintf(&b, "%s %d", name, s.Counts[name])
 	}
 	b.WriteString("\n")
-	if s.Fates && !routes[s.Op].oneLateRecordEach {
+	if s.Fates && !rt.oneLateRecordEach {
 		for _, side := range []string{"left", "right"} {
 			b.WriteString(s.equation(side) + "\n")
 		}
@@ -249,6 +254,7 @@ func (s Summary) equation(side string) string {
 //     more late fates than late records: a late element missed one window
 //     at least).
 func (s Summary) Check() error {
+	rt, _ := routeOf(s.Op)
 	var errs []error
 	for _, side := range []string{"left", "right"} {
 		n := func(c string) int64 { return s.Counts[side+"_"+c] }
@@ -269,7 +275,7 @@ func (s Summary) Check() error {
 				side, n("in"), fates, strings.Join(each, ", "), n("in")-fates))
 		}
 		// The reader's late records are written to the same output.
-		if late := n("late") + n(countReaderLate); s.FromRecords && (late != n("late_out") && routes[s.Op].oneLateRecordEach || late > n("late_out")) {
+		if late := n("late") + n(countReaderLate); s.FromRecords && (late != n("late_out") && rt.oneLateRecordEach || late > n("late_out")) {
 			judged := fmt.Sprintf("the join judged %d elements late", n("late"))
 			if r := n(countReaderLate); r > 0 {
 				judged += fmt.Sprintf(" and the reader %d", r)
