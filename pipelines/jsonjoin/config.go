@@ -137,9 +137,9 @@ type Config struct {
 // Pub/Sub name of the wrong form, options that the operation does not
 // take; and, as a *join.OptionError, options the join rejects (bounds,
 // lateness, windows), as join.Route.Check says. Only the input files are
-// left to Build to check. It is the one check of a Config (newPlan, in
-// plan.go): Build and Run make the same, and the beamjoin command maps
-// its errors to its flags.
+// left to Build to check. It is the one check of a Config: Build and Run
+// make the same check, and the beamjoin command maps its errors to its
+// flags.
 func (c Config) Validate() error {
 	_, err := newPlan(c)
 	return err
