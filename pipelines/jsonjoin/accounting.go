@@ -26,11 +26,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*tally)(nil)).Elem())
 	register.DoFn4x0[beam.EventTime, string, jsonl.Record, func(string, tally)](&countRecordFn{})
 	register.DoFn2x0[jsonl.DeadLetter, func(string, tally)](&countDeadLetterFn{})
-	register.DoFn2x0[Result, func(string, tally)](&countResultFn{})
-	register.DoFn2x0[WindowResult, func(string, tally)](&countWindowResultFn{})
-	register.DoFn2x0[Group, func(string, tally)](&countGroupFn{})
-	register.DoFn2x0[LateElement, func(string, tally)](&countLateFn{})
-	register.DoFn2x0[WindowLateElement, func(string, tally)](&countWindowLateFn{})
 	register.DoFn2x0[Fate, func(string, tally)](&countFateFn{})
 	register.DoFn4x0[beam.EventTime, string, jsonl.Record, func(string, tally)](&countReaderLateFn{})
 	register.Function1x2(fatesCountedTally)
@@ -166,19 +161,8 @@ func reason(err, key, time string) string {
 	return err
 }
 
-// countResultFn counts interval join records by kind and side, and feeds
-// the progress hub.
-type countResultFn struct {
-	counter
-}
-
-func (f *countResultFn) ProcessElement(r Result, _ func(string, tally)) {
-	f.hub.out()
-	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
-}
-
-func countResults(c counter) any { return &countResultFn{counter: c} }
-
+// resultCount is the name of the count of an interval, as-of or window
+// join record of kind k, noLeft when it has no left element.
 func resultCount(k join.Kind, noLeft bool) string {
 	switch k {
 	case join.KindPair:
@@ -192,56 +176,9 @@ func resultCount(k join.Kind, noLeft bool) string {
 	return "left_" + countUnmatchedOut
 }
 
-// countWindowResultFn counts window join records.
-type countWindowResultFn struct {
-	counter
-}
-
-func (f *countWindowResultFn) ProcessElement(r WindowResult, _ func(string, tally)) {
-	f.hub.out()
-	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
-}
-
-func countWindowResults(c counter) any { return &countWindowResultFn{counter: c} }
-
-// countGroupFn counts cogroup records.
-type countGroupFn struct {
-	counter
-}
-
-func (f *countGroupFn) ProcessElement(_ Group, _ func(string, tally)) {
-	f.hub.out()
-	f.counts.add(countGroups, tally{N: 1})
-}
-
-func countGroupRecords(c counter) any { return &countGroupFn{counter: c} }
-
-// countLateFn counts the interval join's late elements per side.
-type countLateFn struct {
-	counter
-}
-
-func (f *countLateFn) ProcessElement(l LateElement, _ func(string, tally)) {
-	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
-}
-
-// countLate makes a countLateFn; late elements are not progress, so it
-// feeds no hub.
-func countLate(counter) any { return &countLateFn{} }
-
-// countWindowLateFn counts the late records of the window join or the
-// cogroup per side: one per element and window it missed.
-type countWindowLateFn struct {
-	counter
-}
-
-func (f *countWindowLateFn) ProcessElement(l WindowLateElement, _ func(string, tally)) {
-	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
-}
-
-// countWindowLate makes a countWindowLateFn, which feeds no hub (see
-// countLate).
-func countWindowLate(counter) any { return &countWindowLateFn{} }
+// Fate is what became of an element that reached the window join or the
+// cogroup.
+type Fate = join.Fate[string]
 
 // countFateFn counts the fates of the window join's or the cogroup's
 // elements per side and outcome ("left_matched", "right_late"): one per

@@ -12,21 +12,10 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
-// Op is which operation joins the two inputs.
+// Op is which operation joins the two inputs: a route of the package,
+// named as the beamjoin command's subcommand (Interval, Window, CoGroup,
+// AsOf, each declared in the route's file).
 type Op string
-
-// The operations, named as the beamjoin command's subcommands.
-const (
-	// Interval is join.Interval: a left-anchored, time-bounded join.
-	Interval Op = "interval"
-	// Window is join.Window: pairs per key and window.
-	Window Op = "window"
-	// CoGroup is join.CoGroup: all values of both inputs per key and window.
-	CoGroup Op = "cogroup"
-	// AsOf is join.AsOf: each left line joined with the right line of its
-	// key that is the version valid at its time.
-	AsOf Op = "asof"
-)
 
 // Input is one side of a join: JSON-lines files (a name or a glob) and
 // where in each line the key and the event time are (dotted paths).

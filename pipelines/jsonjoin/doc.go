@@ -84,8 +84,8 @@
 // goes to Late with "judged_by":"reader" and is counted per side as
 // reader_late, never joined. That is the line the join could only judge by
 // timing, and on a key it had never seen or had forgotten would join as
-// new, its records behind the watermark. So which lines are late no
-// longer depends on timing, and the results are a batch join's of the
+// new, its records behind the watermark. So which lines are late does
+// not depend on timing, and the results are a batch join's of the
 // input less the late elements (MaxBufferedPerKey's evictions aside): the
 // command's end-to-end tests check both against SQLite and across runs.
 // (The join still judges late, against its keys' cleanup, any line it gets

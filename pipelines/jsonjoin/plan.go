@@ -1,11 +1,11 @@
 // This file holds the plan: a Config checked once and taken apart into
 // what each stage of the pipeline reads. newPlan is the one reader of a
 // Config's settings and the one place that checks them; the stages (read
-// in read.go, the join in route.go, write in write.go, the accounting in
-// accounting.go) and Run (run.go) each read their part of the plan, and
-// none checks a Config again or derives anything from it. A route's own
-// settings are checked by its case of the plan (planInterval, planWindow,
-// planCoGroup, planAsOf), which routes (route.go) names.
+// in read.go, the route's join stage in the route's file, write in
+// write.go, the accounting in accounting.go) and Run (run.go) each read
+// their part of the plan, and none checks a Config again or derives
+// anything from it. A route's own settings are checked by its case of the
+// plan (planInterval in interval.go, …), which its row of routes names.
 
 package jsonjoin
 
@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/pipelines/pubsubio"
 	"github.com/beamjoin/beamjoin/transforms/join"
@@ -170,8 +169,9 @@ func invalid(field, what, reason string) *FieldError {
 
 // newPlan checks c and makes its plan: the operation; each input's reader
 // (jsonl.Source.Validate); the Pub/Sub names and settings (checkPubSub);
-// then the route's own settings and the options of its join (the route's
-// case of the plan: planInterval, …). Its errors are Validate's, in this
+// the settings that belong to another route (its refuseElsewhere); then
+// the route's own settings and the options of its join (the route's case
+// of the plan: planInterval, …). Its errors are Validate's, in this
 // order.
 func newPlan(c Config) (*plan, error) {
 	r, ok := routeOf(c.Op)
@@ -192,6 +192,14 @@ func newPlan(c Config) (*plan, error) {
 	}
 	if err := c.checkPubSub(); err != nil {
 		return nil, err
+	}
+	for _, other := range routes {
+		if other.op == r.op || other.refuseElsewhere == nil {
+			continue
+		}
+		if err := other.refuseElsewhere(c); err != nil {
+			return nil, err
+		}
 	}
 	j, err := r.plan(c)
 	if err != nil {
@@ -363,201 +371,4 @@ func (c Config) subscriptionOptions(side string, f jsonl.Fields) []pubsubio.Opti
 		opts = append(opts, pubsubio.TimeField(f.Time))
 	}
 	return opts
-}
-
-// The routes' cases of the plan follow: each checks the settings of a
-// Config that are its route's, refuses those it does not take, in a
-// fixed order (the first wrong setting is the one reported), has the join
-// check its options (join.Route.Check), and chooses the join's path.
-
-// planInterval is the interval join's case of the plan. Files read whole
-// are bounded, and joined by grouping per key (join.Bounded), not with
-// state, tens of times faster; a replay's reader judges lateness by the
-// join's own rule at the watermark (join.LateBehind; see the package
-// doc's Replay).
-func planInterval(c Config) (joinPlan, error) {
-	if err := refuseAsOf(c); err != nil {
-		return joinPlan{}, err
-	}
-	switch {
-	case c.Size != 0:
-		return joinPlan{}, invalid("Size", "", "an interval join takes no window")
-	case c.Slide != 0:
-		return joinPlan{}, invalid("Slide", "", "an interval join takes no window")
-	case c.Gap != 0:
-		return joinPlan{}, invalid("Gap", "", "an interval join takes no window")
-	}
-	opts := []join.Option{join.Between(c.Lower, c.Upper), c.Type, c.Emit}
-	if c.LowerExclusive {
-		opts = append(opts, join.LowerExclusive())
-	}
-	if c.UpperExclusive {
-		opts = append(opts, join.UpperExclusive())
-	}
-	if c.AllowedLateness != 0 {
-		opts = append(opts, join.AllowedLateness(c.AllowedLateness))
-	}
-	if c.MaxBufferedPerKey != 0 {
-		opts = append(opts, join.MaxBufferedPerKey(c.MaxBufferedPerKey))
-	}
-	if c.UniqueLeft {
-		opts = append(opts, join.UniqueLeft())
-	}
-	if err := join.RouteInterval.Check(opts...); err != nil {
-		return joinPlan{}, err
-	}
-	j := joinPlan{options: opts}
-	if c.Replay {
-		for _, side := range []join.Side{join.Left, join.Right} {
-			behind, err := join.LateBehind(side, opts...)
-			if err != nil {
-				return joinPlan{}, err
-			}
-			j.lateBehind = append(j.lateBehind, behind)
-		}
-	}
-	if !c.Replay && !c.streamingBatch && !c.Streaming() {
-		j.options = append(j.options, join.Bounded())
-	}
-	return j, nil
-}
-
-// intervalSpan is the time an interval join's element waits for
-// partners: the interval's width plus the allowed lateness.
-func intervalSpan(c Config) time.Duration { return c.Upper - c.Lower + c.AllowedLateness }
-
-// planWindow is the window join's case of the plan (planWindowed).
-func planWindow(c Config) (joinPlan, error) { return planWindowed(c, join.RouteWindow) }
-
-// planCoGroup is the cogroup's case of the plan (planWindowed).
-func planCoGroup(c Config) (joinPlan, error) { return planWindowed(c, join.RouteCoGroup) }
-
-// planWindowed is the case of the plan of a window join or a cogroup
-// (route). A replay or a stream takes the late-counting path
-// (join.ReportLate, join.TrackFates), since its elements can come after
-// their window closed. Files read whole are bounded, nothing in them is
-// late, and the join takes the CoGroupByKey path, which counts no fates
-// (the summary then shows none).
-func planWindowed(c Config, route join.Route) (joinPlan, error) {
-	if err := refuseAsOf(c); err != nil {
-		return joinPlan{}, err
-	}
-	switch {
-	case c.Lower != 0 || c.Upper != 0 || c.LowerExclusive || c.UpperExclusive:
-		return joinPlan{}, invalid("Lower", "", fmt.Sprintf("%s takes no interval bounds", c.Op))
-	case c.Emit != join.EmitImmediate:
-		return joinPlan{}, invalid("Emit", "", fmt.Sprintf("%s takes no emission mode: results come when a window closes", c.Op))
-	case c.MaxBufferedPerKey != 0:
-		return joinPlan{}, invalid("MaxBufferedPerKey", "", fmt.Sprintf("%s takes no buffer cap", c.Op))
-	case c.UniqueLeft:
-		return joinPlan{}, invalid("UniqueLeft", "", fmt.Sprintf("%s takes no unique-left declaration: it is the interval join's", c.Op))
-	case route == join.RouteCoGroup && c.Type != join.Inner:
-		return joinPlan{}, invalid("Type", "", "cogroup takes no join type: every group is reported")
-	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
-		return joinPlan{}, invalid("Gap", "", fmt.Sprintf("session windows (gap %v) take no size or slide", c.Gap))
-	}
-	opts := []join.Option{join.WindowInto(c.windowFn())}
-	if route == join.RouteWindow {
-		opts = append(opts, c.Type)
-	}
-	if c.AllowedLateness != 0 {
-		opts = append(opts, join.AllowedLateness(c.AllowedLateness))
-	}
-	if err := route.Check(opts...); err != nil {
-		return joinPlan{}, err
-	}
-	if c.Replay || c.streamingBatch || c.Streaming() {
-		opts = append(opts, join.ReportLate(), join.TrackFates())
-	}
-	return joinPlan{options: opts}, nil
-}
-
-// windowFn returns the windows of a window join or cogroup: sessions when
-// Gap is set, sliding windows when Slide is, else fixed windows.
-func (c Config) windowFn() *window.Fn {
-	switch {
-	case c.Gap != 0:
-		return window.NewSessions(c.Gap)
-	case c.Slide != 0:
-		return window.NewSlidingWindows(c.Slide, c.Size)
-	}
-	return window.NewFixedWindows(c.Size)
-}
-
-// windowSpan is the time between two window ends: the session gap, the
-// slide, or the size.
-func windowSpan(c Config) time.Duration {
-	switch {
-	case c.Gap != 0:
-		return c.Gap
-	case c.Slide != 0:
-		return c.Slide
-	}
-	return c.Size
-}
-
-// planAsOf is the as-of join's case of the plan: no window, no interval
-// bounds, no buffer cap, no allowed lateness; the join type, emission
-// mode and max age are join.RouteAsOf's to check. EmitImmediate, the zero
-// value, is left out of the options: the join's default is EmitFinal.
-// Files read whole are bounded, and joined by grouping per key
-// (join.Bounded); a replay or a stream is joined on state and timers. The
-// reader of a replay judges lateness: a line behind the watermark when it
-// is read is late. That is the join's own rule (an element before its
-// key's latest timer firing is late) at the watermark, the most any key's
-// firings can reach, so which lines are late does not depend on timing.
-func planAsOf(c Config) (joinPlan, error) {
-	switch {
-	case c.Size != 0 || c.Slide != 0 || c.Gap != 0:
-		return joinPlan{}, invalid("Size", "", "an as-of join takes no window")
-	case c.Lower != 0 || c.Upper != 0 || c.LowerExclusive || c.UpperExclusive:
-		return joinPlan{}, invalid("Lower", "", "an as-of join takes no interval bounds: a left line joins the latest version at or before its time")
-	case c.MaxBufferedPerKey != 0:
-		return joinPlan{}, invalid("MaxBufferedPerKey", "", "an as-of join takes no buffer cap: it keeps only the versions a left line may still need")
-	case c.AllowedLateness != 0:
-		return joinPlan{}, invalid("AllowedLateness", "", "an as-of join takes no allowed lateness")
-	case c.UniqueLeft:
-		return joinPlan{}, invalid("UniqueLeft", "", "an as-of join takes no unique-left declaration: it is the interval join's")
-	case c.MaxAge != 0 && !c.LimitAge:
-		return joinPlan{}, invalid("MaxAge", "", fmt.Sprintf("max age %v without LimitAge, which makes it a limit", c.MaxAge))
-	}
-	opts := []join.Option{c.Type}
-	if c.Emit != join.EmitImmediate {
-		opts = append(opts, c.Emit)
-	}
-	if c.LimitAge {
-		opts = append(opts, join.MaxAge(c.MaxAge))
-	}
-	if c.Strict {
-		opts = append(opts, join.Strict())
-	}
-	if err := join.RouteAsOf.Check(opts...); err != nil {
-		return joinPlan{}, err
-	}
-	j := joinPlan{options: opts}
-	if c.Replay {
-		j.lateBehind = []time.Duration{0, 0}
-	}
-	if !c.Replay && !c.Streaming() {
-		j.options = append(j.options, join.Bounded())
-	}
-	return j, nil
-}
-
-// asofSpan is the span that sets a replayed as-of join's watermark step:
-// the watermark lag, and at least a second. A left line waits for the
-// watermark to pass it, which trails the lines by the lag anyway; finer
-// steps would only cost checkpoints.
-func asofSpan(c Config) time.Duration { return max(c.WatermarkLag, time.Second) }
-
-// refuseAsOf refuses the as-of join's own settings in a join of another
-// route.
-func refuseAsOf(c Config) error {
-	switch {
-	case c.MaxAge != 0 || c.LimitAge:
-		return invalid("MaxAge", "", fmt.Sprintf("%s takes no max age: it is the as-of join's", c.Op))
-	case c.Strict:
-		return invalid("Strict", "", fmt.Sprintf("%s takes no strictness: it is the as-of join's", c.Op))
-	}
-	return nil
 }

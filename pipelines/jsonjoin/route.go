@@ -1,9 +1,10 @@
-// This file holds the routes: the joins the package builds, each named by
-// its Op with every part of it that differs from the other routes (its
-// case of the plan, its join stage, how its records are written and
-// counted, what its summary shows), and the join stages themselves.
-// Adding a route is adding a row to routes with those parts: see
-// docs/design/jsonjoin.md.
+// This file holds the routes: the joins the package builds, each a row
+// that names its Op and every part of it that differs from the other
+// routes (its case of the plan, its join stage, how its records are
+// written and counted, what its summary shows). A route's parts, its row
+// among them, live in a file of its own (interval.go, window.go,
+// cogroup.go, asof.go); routes lists the rows. Adding a route is adding
+// its file and its row here: see docs/design/jsonjoin.md.
 
 package jsonjoin
 
@@ -12,14 +13,12 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
 func init() {
 	join.RegisterTypes[string, jsonl.Record, jsonl.Record]()
-	register.Function2x2(dropOrigin)
 }
 
 // route is one join of the package, as newPlan, the stages and the
@@ -32,15 +31,25 @@ type route struct {
 	// time its event time has risen by a quarter of it (watermarkStep).
 	// newPlan reads it before it checks the Config.
 	span func(Config) time.Duration
-	// plan is the route's case of the plan (plan.go): it checks the
-	// Config's settings for the route and makes the join's part.
+	// plan is the route's case of the plan: it checks the Config's
+	// settings for the route, refuses the other routes' settings that it
+	// does not take (but those their refuseElsewhere refuses), has the
+	// join check its options (join.Route.Check), and makes the join's
+	// part, with the options that choose the join's path.
 	plan func(Config) (joinPlan, error)
+	// refuseElsewhere, when set, refuses the route's own settings, which
+	// no other route takes, in a Config of another route: newPlan calls
+	// the other routes' refuseElsewhere before a route's plan, so that a
+	// new route's settings are refused without a change to the other
+	// routes.
+	refuseElsewhere func(Config) error
 	// join is the join stage.
 	join joinFunc
 	// format and formatLate write a record and a late element of the
-	// join as a line (format.go).
+	// join as a line (a function registered with Beam).
 	format, formatLate any
-	// count and countLate make the DoFns that count them (accounting.go).
+	// count and countLate make the DoFns that count them (with the
+	// counter of the accounting stage).
 	count, countLate func(counter) any
 	// outCounts are the counts of records written, in the order the
 	// summary shows them; fates are the fates of an element of the
@@ -63,70 +72,13 @@ type route struct {
 // right), with opts.
 type joinFunc func(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error)
 
-// routes are the package's joins: newPlan knows an Op by its row
-// (routeOf).
+// routes are the package's joins, in the order an error that wants one
+// of them names them: newPlan knows an Op by its row (routeOf).
 var routes = []route{
-	{
-		op:   Interval,
-		span: intervalSpan, plan: planInterval, join: joinInterval,
-		format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate,
-		outCounts:       []string{"pairs_out", "retractions_out", "left_unmatched_out", "right_unmatched_out", "left_late_out", "right_late_out"},
-		fates:           []string{"matched", "unmatched", "expired", "evicted", "late"},
-		fatesInCounters: true, oneLateRecordEach: true,
-	},
-	{
-		op:   Window,
-		span: windowSpan, plan: planWindow, join: joinWindow,
-		format: FormatWindowResult, formatLate: FormatWindowLate, count: countWindowResults, countLate: countWindowLate,
-		outCounts: []string{"pairs_out", "left_unmatched_out", "right_unmatched_out"},
-		fates:     []string{"matched", "unmatched", "expired", "late"},
-	},
-	{
-		op:   CoGroup,
-		span: windowSpan, plan: planCoGroup, join: joinCoGroup,
-		format: FormatGroup, formatLate: FormatWindowLate, count: countGroupRecords, countLate: countWindowLate,
-		outCounts: []string{"groups_out"},
-		fates:     []string{"grouped", "late"},
-	},
-	{
-		op:   AsOf,
-		span: asofSpan, plan: planAsOf, join: joinAsOf,
-		format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate,
-		outCounts:         []string{"pairs_out", "retractions_out", "left_unmatched_out", "left_late_out", "right_late_out"},
-		fates:             []string{"matched", "unmatched", "expired", "evicted", "late"},
-		oneLateRecordEach: true,
-	},
-}
-
-// joinInterval is the interval join's stage. Its records are written
-// from the lines alone (FormatResult, FormatLate), so the file and line
-// number of each are not carried through the join, where they would be
-// held in state or grouped for nothing (a third of the bytes of a short
-// line on a long path).
-func joinInterval(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
-	l, r := beam.ParDo(s.Scope("left"), dropOrigin, records[0]), beam.ParDo(s.Scope("right"), dropOrigin, records[1])
-	return join.TryInterval[string, jsonl.Record, jsonl.Record](s, l, r, opts...)
-}
-
-// joinAsOf is the as-of join's stage. As for Interval, records are
-// written from the lines alone; and the tie rule (the greater encoded
-// version wins) must see the line alone, or two versions of one time
-// would be told apart by their line numbers, which depend on the order of
-// the file.
-func joinAsOf(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
-	l, r := beam.ParDo(s.Scope("left"), dropOrigin, records[0]), beam.ParDo(s.Scope("right"), dropOrigin, records[1])
-	return join.TryAsOf[string, jsonl.Record, jsonl.Record](s, l, r, opts...)
-}
-
-// joinWindow is the window join's stage.
-func joinWindow(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
-	return join.TryWindow[string, jsonl.Record, jsonl.Record](s, records[0], records[1], opts...)
-}
-
-// joinCoGroup is the cogroup's stage: a cogroup record keeps each
-// value's file and line, by which FormatGroup orders a group.
-func joinCoGroup(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
-	return join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, records[0], records[1], opts...)
+	intervalRoute,
+	windowRoute,
+	cogroupRoute,
+	asofRoute,
 }
 
 // routeOf returns the route of op, and whether there is one.
@@ -147,9 +99,4 @@ func routeNames() string {
 		names = append(names, string(r.op))
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// dropOrigin keeps of a record only its line: Raw, not File and Line.
-func dropOrigin(key string, r jsonl.Record) (string, jsonl.Record) {
-	return key, jsonl.Record{Raw: r.Raw}
 }

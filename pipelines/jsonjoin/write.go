@@ -1,6 +1,6 @@
 // This file holds the write stage: the join's records, its late elements
 // with the lines the reader judged late, and the inputs' dead letters,
-// each as JSON lines (format.go) to where the plan's sinks say, a file
+// each as JSON lines (the route's formats, and those of format.go) to where the plan's sinks say, a file
 // (package jsonl) or a Pub/Sub topic (package pubsubio).
 
 package jsonjoin
@@ -14,11 +14,6 @@ import (
 )
 
 func init() {
-	register.Function1x1(FormatResult)
-	register.Function1x1(FormatWindowResult)
-	register.Function1x1(FormatGroup)
-	register.Function1x1(FormatLate)
-	register.Function1x1(FormatWindowLate)
 	register.Function1x1(FormatDeadLetter)
 	register.DoFn4x0[beam.EventTime, string, jsonl.Record, func(string)](&formatReaderLateFn{})
 	register.Emitter1[string]()
