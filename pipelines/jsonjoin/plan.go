@@ -182,10 +182,9 @@ func newPlan(c Config) (*plan, error) {
 		name, field string
 		in          Input
 	}{{"left", "Left", c.Left}, {"right", "Right", c.Right}}
-	step := watermarkStep(r.span(c))
 	files := make([]jsonl.Source, len(sides))
 	for i, sd := range sides {
-		files[i] = c.fileSource(sd.name, sd.in, step)
+		files[i] = c.fileSource(sd.name, sd.in)
 		if err := files[i].Validate(); err != nil {
 			return nil, sourceInvalid(sd.field, err)
 		}
@@ -206,6 +205,7 @@ func newPlan(c Config) (*plan, error) {
 		return nil, err
 	}
 	j.stage = r.join
+	step := watermarkStep(r.span(c))
 
 	p := &plan{op: c.Op, streaming: c.Streaming(), join: j}
 	for i, sd := range sides {
@@ -214,6 +214,7 @@ func newPlan(c Config) (*plan, error) {
 			src.sub, src.key, src.subOptions = sub, sd.in.Fields.Key, c.subscriptionOptions(sd.name, sd.in.Fields)
 		} else {
 			src.file = files[i]
+			src.file.WatermarkStep = step
 			if j.lateBehind != nil {
 				src.file.JudgeLate, src.file.LateBehind = true, j.lateBehind[i]
 			}
@@ -273,19 +274,20 @@ func sourceInvalid(side string, err error) error {
 	return invalid(side+"."+se.Field, words, se.Reason)
 }
 
-// fileSource is the jsonl source of one side's files, its watermark
-// reported every step. A skew bound guards a replay's watermark; files
-// read whole have none to guard (checkPubSub refuses a bound for a join
-// that has neither a replay nor a stream).
-func (c Config) fileSource(side string, in Input, step time.Duration) jsonl.Source {
+// fileSource is the jsonl source of one side's files, but for the
+// watermark step, which is the route's (watermarkStep) and which newPlan
+// sets once the route's case of the plan has checked the Config (a step
+// of zero is one that Validate takes). A skew bound guards a replay's
+// watermark; files read whole have none to guard (checkPubSub refuses a
+// bound for a join that has neither a replay nor a stream).
+func (c Config) fileSource(side string, in Input) jsonl.Source {
 	src := jsonl.Source{
-		Name:          side,
-		Pattern:       in.Pattern,
-		Fields:        in.Fields,
-		MaxLineBytes:  c.MaxLineBytes,
-		Replay:        c.Replay,
-		WatermarkLag:  c.WatermarkLag,
-		WatermarkStep: step,
+		Name:         side,
+		Pattern:      in.Pattern,
+		Fields:       in.Fields,
+		MaxLineBytes: c.MaxLineBytes,
+		Replay:       c.Replay,
+		WatermarkLag: c.WatermarkLag,
 	}
 	if c.Replay {
 		src.MaxSkew = c.MaxSkew

@@ -29,7 +29,7 @@ type route struct {
 	// span is how long an element waits in the join for partners, or the
 	// time between two window ends: a replay reports its watermark each
 	// time its event time has risen by a quarter of it (watermarkStep).
-	// newPlan reads it before it checks the Config.
+	// newPlan reads it right after plan, on a Config that plan took.
 	span func(Config) time.Duration
 	// plan is the route's case of the plan: it checks the Config's
 	// settings for the route, refuses the other routes' settings that it
