@@ -1,23 +1,22 @@
 // This file holds the run's accounting: what became of every input line,
 // counted from the records themselves with Beam combines, never from Beam
 // counters (Prism v2.77 can lose a counter's first increments when two
-// bundles report it at once). Build writes the counts as a few JSON lines
-// to Config.Accounting; ReadSummary reads them back once the job is done.
-// The counting DoFns also feed this process's progress hub (progress.go).
+// bundles report it at once). The accounting stage, account, counts and
+// writes the counts as a few JSON lines where the plan says
+// (Config.Accounting); ReadSummary (summary.go) reads them back once the
+// job is done. The counting DoFns also feed this process's progress hub
+// (progress.go).
 
 package jsonjoin
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"reflect"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
@@ -27,12 +26,8 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*tally)(nil)).Elem())
 	register.DoFn4x0[beam.EventTime, string, jsonl.Record, func(string, tally)](&countRecordFn{})
 	register.DoFn2x0[jsonl.DeadLetter, func(string, tally)](&countDeadLetterFn{})
-	register.DoFn2x0[Result, func(string, tally)](&countResultFn{})
-	register.DoFn2x0[WindowResult, func(string, tally)](&countWindowResultFn{})
-	register.DoFn2x0[Group, func(string, tally)](&countGroupFn{})
-	register.DoFn2x0[LateElement, func(string, tally)](&countLateFn{})
-	register.DoFn2x0[WindowLateElement, func(string, tally)](&countWindowLateFn{})
 	register.DoFn2x0[Fate, func(string, tally)](&countFateFn{})
+	register.DoFn4x0[beam.EventTime, string, jsonl.Record, func(string, tally)](&countReaderLateFn{})
 	register.Function1x2(fatesCountedTally)
 	register.Function2x1(addTallies)
 	register.Function2x1(formatTally)
@@ -166,17 +161,8 @@ func reason(err, key, time string) string {
 	return err
 }
 
-// countResultFn counts interval join records by kind and side, and feeds
-// the progress hub.
-type countResultFn struct {
-	counter
-}
-
-func (f *countResultFn) ProcessElement(r Result, _ func(string, tally)) {
-	f.hub.out()
-	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
-}
-
+// resultCount is the name of the count of an interval, as-of or window
+// join record of kind k, noLeft when it has no left element.
 func resultCount(k join.Kind, noLeft bool) string {
 	switch k {
 	case join.KindPair:
@@ -190,44 +176,9 @@ func resultCount(k join.Kind, noLeft bool) string {
 	return "left_" + countUnmatchedOut
 }
 
-// countWindowResultFn counts window join records.
-type countWindowResultFn struct {
-	counter
-}
-
-func (f *countWindowResultFn) ProcessElement(r WindowResult, _ func(string, tally)) {
-	f.hub.out()
-	f.counts.add(resultCount(r.Kind, r.Left == nil), tally{N: 1})
-}
-
-// countGroupFn counts cogroup records.
-type countGroupFn struct {
-	counter
-}
-
-func (f *countGroupFn) ProcessElement(_ Group, _ func(string, tally)) {
-	f.hub.out()
-	f.counts.add(countGroups, tally{N: 1})
-}
-
-// countLateFn counts the interval join's late elements per side.
-type countLateFn struct {
-	counter
-}
-
-func (f *countLateFn) ProcessElement(l LateElement, _ func(string, tally)) {
-	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
-}
-
-// countWindowLateFn counts the late records of the window join or the
-// cogroup per side: one per element and window it missed.
-type countWindowLateFn struct {
-	counter
-}
-
-func (f *countWindowLateFn) ProcessElement(l WindowLateElement, _ func(string, tally)) {
-	f.counts.add(l.Side.String()+"_"+countLateOut, tally{N: 1})
-}
+// Fate is what became of an element that reached the window join or the
+// cogroup.
+type Fate = join.Fate[string]
 
 // countFateFn counts the fates of the window join's or the cogroup's
 // elements per side and outcome ("left_matched", "right_late"): one per
@@ -238,6 +189,24 @@ type countFateFn struct {
 
 func (f *countFateFn) ProcessElement(fate Fate, _ func(string, tally)) {
 	f.counts.add(fate.Side.String()+"_"+fate.Outcome.String(), tally{N: 1})
+}
+
+// countReaderLate is the name of the count of a side's lines that the
+// reader judged late ("left_reader_late"), and of its Beam counter.
+const countReaderLate = jsonl.ReaderLate
+
+// countReaderLateFn counts a side's lines that the reader judged late, as
+// reader_late and as late records written (late_out), and feeds the
+// progress hub: they are lines read.
+type countReaderLateFn struct {
+	Side string
+	counter
+}
+
+func (f *countReaderLateFn) ProcessElement(t beam.EventTime, _ string, _ jsonl.Record, _ func(string, tally)) {
+	f.hub.line(f.Side, t.Milliseconds())
+	f.counts.add(f.Side+"_"+countReaderLate, tally{N: 1})
+	f.counts.add(f.Side+"_"+countLateOut, tally{N: 1})
 }
 
 // fatesCounted is the tally that marks a run whose fates were counted
@@ -269,62 +238,42 @@ func formatTally(key string, t tally) string {
 	return string(b)
 }
 
-// account adds the accounting of a join to the pipeline: counts, the
-// tallies of the counting DoFns (in the global window, see bundleCounts),
-// are summed per name over the whole run and written to path.
-func account(s beam.Scope, path string, counts []beam.PCollection) {
+// account is the accounting stage: it counts, per input, the records
+// read, the dead letters by reason and the lines the reader judged late,
+// and the records and late elements that the join made (out) and their
+// fates, when the join tracks them; the counting DoFns feed the progress
+// hub a.hub. When a.path is set, it writes there the counts summed over
+// the whole run, each tally being in the global window (see bundleCounts).
+func account(s beam.Scope, a accountingPlan, ins []input, out join.Outputs) {
+	c := counter{Hub: a.hub}
+	var counts []beam.PCollection
+	for i, in := range ins {
+		side := a.sides[i]
+		counts = append(counts,
+			beam.ParDo(s, &countRecordFn{Side: side.name, counter: c}, global(s, in.Records)),
+			beam.ParDo(s, &countDeadLetterFn{Side: side.name, Key: side.fields.Key, Time: side.fields.Time, counter: c}, global(s, in.DeadLetters)))
+		if in.ReaderLate.IsValid() {
+			counts = append(counts, beam.ParDo(s, &countReaderLateFn{Side: side.name, counter: c}, global(s, in.ReaderLate)))
+		}
+	}
+	counts = append(counts, beam.ParDo(s, a.count(c), global(s, out.Records)))
+	if out.Late.IsValid() {
+		counts = append(counts, beam.ParDo(s, a.countLate(c), global(s, out.Late)))
+	}
+	if out.Fates.IsValid() {
+		counts = append(counts, beam.ParDo(s, &countFateFn{}, global(s, out.Fates)), fatesCounted(s))
+	}
+	if a.path == "" {
+		return
+	}
 	s = s.Scope("accounting")
 	all := beam.Flatten(s, counts...)
 	sums := beam.CombinePerKey(s, addTallies, all)
-	jsonl.Write(s, path, beam.ParDo(s, formatTally, sums))
+	jsonl.Write(s, a.path, beam.ParDo(s, formatTally, sums))
 }
 
-// ReadSummary reads the accounting that a run of the join c describes
-// wrote to c.Accounting, local or in a Beam file system such as gs://.
-func ReadSummary(ctx context.Context, c Config) (Summary, error) {
-	sum := Summary{Op: c.Op, Ran: true, FromRecords: true, Counts: map[string]int64{}}
-	fs, err := filesystem.New(ctx, c.Accounting)
-	if err != nil {
-		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", c.Accounting, err)
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, c.Accounting)
-	if err != nil {
-		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", c.Accounting, err)
-	}
-	defer r.Close()
-	if err := sum.read(r); err != nil {
-		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", c.Accounting, err)
-	}
-	return sum, nil
-}
-
-// read adds the counts of an accounting file to s.
-func (s *Summary) read(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var l accountingLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return fmt.Errorf("line %d: %v", n, err)
-		}
-		switch side, name, _ := strings.Cut(l.Count, "_"); {
-		case name == countFates:
-			s.Fates = true
-		case name == countInvalid:
-			s.Counts[l.Count] += l.N
-			d := DeadLetters{Side: side, Reason: l.Reason, N: l.N}
-			if l.Example != nil {
-				d.Example = *l.Example
-			}
-			s.DeadLetters = append(s.DeadLetters, d)
-		default:
-			s.Counts[l.Count] += l.N
-		}
-	}
-	for _, side := range []string{"left", "right"} {
-		s.Counts[side+"_read"] = s.Counts[side+"_"+countIn] + s.Counts[side+"_"+countReaderLate] + s.Counts[side+"_"+countInvalid]
-	}
-	s.sortDeadLetters()
-	return sc.Err()
+// global puts col in the global window, the accounting's: the counting
+// DoFns emit their tallies when a bundle finishes, in the global window.
+func global(s beam.Scope, col beam.PCollection) beam.PCollection {
+	return beam.WindowInto(s, window.NewGlobalWindows(), col)
 }

@@ -1,31 +1,21 @@
+// This file holds the Config, one command line, and its vocabulary. What a
+// Config may hold is checked in one place, newPlan (plan.go), which turns
+// it into the plan that the pipeline's stages read.
+
 package jsonjoin
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
-// Op is which operation joins the two inputs.
+// Op is which operation joins the two inputs: a route of the package,
+// named as the beamjoin command's subcommand (Interval, Window, CoGroup,
+// AsOf, each declared in the route's file).
 type Op string
-
-// The operations, named as the beamjoin command's subcommands.
-const (
-	// Interval is join.Interval: a left-anchored, time-bounded join.
-	Interval Op = "interval"
-	// Window is join.Window: pairs per key and window.
-	Window Op = "window"
-	// CoGroup is join.CoGroup: all values of both inputs per key and window.
-	CoGroup Op = "cogroup"
-	// AsOf is join.AsOf: each left line joined with the right line of its
-	// key that is the version valid at its time (asof.go).
-	AsOf Op = "asof"
-)
 
 // Input is one side of a join: JSON-lines files (a name or a glob) and
 // where in each line the key and the event time are (dotted paths).
@@ -124,39 +114,11 @@ type Config struct {
 	Progress      func(Progress)
 	ProgressEvery time.Duration
 
-	// hub is the id of the progress hub that Build's DoFns feed; Run sets
-	// it.
-	hub string
-
 	// streamingBatch makes a join of files read whole use the path of a
 	// stream (the interval join's stateful one rather than join.Bounded,
 	// the window join's and cogroup's late-counting one rather than
 	// CoGroupByKey): benchmarks compare the two (export_test.go).
 	streamingBatch bool
-}
-
-// FieldError is a Config that cannot be built, found by Validate: Field
-// names the Config field at fault as a Go selector ("Op", "Left.Pattern",
-// "Left.Fields.Key", "WatermarkLag", "IdleAfter", "MaxSkew", "Size", "Gap", "Out",
-// …), and Reason says what is wrong with its value, so that a command can
-// name its own flag. An option that the join itself rejects is a
-// *join.OptionError instead.
-type FieldError struct {
-	Field, Reason string
-	msg           string
-}
-
-// Error says which setting is wrong and why.
-func (e *FieldError) Error() string { return e.msg }
-
-// invalid is the FieldError of field: the message is "beamjoin: ", what
-// (the setting in words and its value, or "") and the reason.
-func invalid(field, what, reason string) *FieldError {
-	msg := "beamjoin: " + reason
-	if what != "" {
-		msg = "beamjoin: " + what + ": " + reason
-	}
-	return &FieldError{Field: field, Reason: reason, msg: msg}
 }
 
 // Validate reports a config that cannot be built, as a *FieldError: a
@@ -165,129 +127,36 @@ func invalid(field, what, reason string) *FieldError {
 // take; and, as a *join.OptionError, options the join rejects (bounds,
 // lateness, windows), as join.Route.Check says. Only the input files are
 // left to Build to check. It is the one check of a Config: Build and Run
-// call it, and the beamjoin command maps its errors to its flags.
+// make the same check, and the beamjoin command maps its errors to its
+// flags.
 func (c Config) Validate() error {
-	check, ok := checks[c.Op]
-	if !ok {
-		return invalid("Op", "", fmt.Sprintf("unknown operation %q (want interval, window, cogroup or asof)", c.Op))
-	}
-	for _, in := range []struct {
-		side, field string
-		in          Input
-	}{{"left", "Left", c.Left}, {"right", "Right", c.Right}} {
-		if err := c.source(in.side, in.in).Validate(); err != nil {
-			return sourceInvalid(in.field, err)
-		}
-	}
-	if err := c.checkPubSub(); err != nil {
-		return err
-	}
-	if c.Op == AsOf {
-		return c.validateAsOf(check)
-	}
-	switch {
-	case c.MaxAge != 0 || c.LimitAge:
-		return invalid("MaxAge", "", fmt.Sprintf("%s takes no max age: it is the as-of join's", c.Op))
-	case c.Strict:
-		return invalid("Strict", "", fmt.Sprintf("%s takes no strictness: it is the as-of join's", c.Op))
-	}
-	if c.Op == Interval {
-		switch {
-		case c.Size != 0:
-			return invalid("Size", "", "an interval join takes no window")
-		case c.Slide != 0:
-			return invalid("Slide", "", "an interval join takes no window")
-		case c.Gap != 0:
-			return invalid("Gap", "", "an interval join takes no window")
-		}
-		return check(c.joinOptions()...)
-	}
-	switch {
-	case c.Lower != 0 || c.Upper != 0 || c.LowerExclusive || c.UpperExclusive:
-		return invalid("Lower", "", fmt.Sprintf("%s takes no interval bounds", c.Op))
-	case c.Emit != join.EmitImmediate:
-		return invalid("Emit", "", fmt.Sprintf("%s takes no emission mode: results come when a window closes", c.Op))
-	case c.MaxBufferedPerKey != 0:
-		return invalid("MaxBufferedPerKey", "", fmt.Sprintf("%s takes no buffer cap", c.Op))
-	case c.UniqueLeft:
-		return invalid("UniqueLeft", "", fmt.Sprintf("%s takes no unique-left declaration: it is the interval join's", c.Op))
-	case c.Op == CoGroup && c.Type != join.Inner:
-		return invalid("Type", "", "cogroup takes no join type: every group is reported")
-	case c.Gap != 0 && (c.Size != 0 || c.Slide != 0):
-		return invalid("Gap", "", fmt.Sprintf("session windows (gap %v) take no size or slide", c.Gap))
-	}
-	return check(c.joinOptions()...)
+	_, err := newPlan(c)
+	return err
 }
 
-// sourceInvalid is the FieldError of the side field ("Left" or "Right")
-// for err, its reader's verdict on it (a *jsonl.SourceError): a missing
-// pattern is a missing input; the watermark's settings are the Config's,
-// not the side's.
-func sourceInvalid(side string, err error) error {
-	var se *jsonl.SourceError
-	if !errors.As(err, &se) {
-		return err
-	}
-	words := strings.ToLower(side) + " input"
-	switch se.Field {
-	case "Pattern":
-		return invalid(side+".Pattern", "", "no "+words)
-	case "WatermarkLag", "MaxLineBytes", "MaxSkew":
-		return &FieldError{Field: se.Field, Reason: se.Reason, msg: "beamjoin: " + strings.TrimPrefix(se.Error(), "beamjoin: "+se.Source+": ")}
-	}
-	return invalid(side+"."+se.Field, words, se.Reason)
-}
+// PubSub is the prefix that names a Pub/Sub subscription or topic where a
+// Config names a file: an input "pubsub:projects/P/subscriptions/S" is
+// read as a stream (pubsubio.Read), an output
+// "pubsub:projects/P/topics/T" gets one message per record
+// (pubsubio.Write), with the record's event time in the attribute
+// pubsubio.DefaultTimeAttribute. The client library's rules choose the
+// service: PUBSUB_EMULATOR_HOST, when set, names an emulator or a fake
+// (such as `beamjoin pubsub-fake`).
+const PubSub = "pubsub:"
 
-// checks are the join's checks of each operation's options.
-var checks = map[Op]func(...join.Option) error{
-	Interval: join.RouteInterval.Check,
-	Window:   join.RouteWindow.Check,
-	CoGroup:  join.RouteCoGroup.Check,
-	AsOf:     join.RouteAsOf.Check,
-}
+// AttributeTime is the prefix of an input's Fields.Time that takes a Pub/Sub
+// message's event time from the named attribute rather than from a field
+// of its JSON object: "attribute:event_time". Files have no attributes.
+const AttributeTime = "attribute:"
 
-// joinOptions returns the options of the join that c describes.
-func (c Config) joinOptions() []join.Option {
-	switch c.Op {
-	case AsOf:
-		return c.asofOptions()
-	case Window, CoGroup:
-		opts := []join.Option{join.WindowInto(c.windowFn())}
-		if c.Op == Window {
-			opts = append(opts, c.Type)
-		}
-		if c.AllowedLateness != 0 {
-			opts = append(opts, join.AllowedLateness(c.AllowedLateness))
-		}
-		return opts
-	}
-	opts := []join.Option{join.Between(c.Lower, c.Upper), c.Type, c.Emit}
-	if c.LowerExclusive {
-		opts = append(opts, join.LowerExclusive())
-	}
-	if c.UpperExclusive {
-		opts = append(opts, join.UpperExclusive())
-	}
-	if c.AllowedLateness != 0 {
-		opts = append(opts, join.AllowedLateness(c.AllowedLateness))
-	}
-	if c.MaxBufferedPerKey != 0 {
-		opts = append(opts, join.MaxBufferedPerKey(c.MaxBufferedPerKey))
-	}
-	if c.UniqueLeft {
-		opts = append(opts, join.UniqueLeft())
-	}
-	return opts
-}
+// pubsubName returns the subscription or topic that path names, and
+// whether it names one.
+func pubsubName(path string) (string, bool) { return strings.CutPrefix(path, PubSub) }
 
-// windowFn returns the windows of a window join or cogroup: sessions when
-// Gap is set, sliding windows when Slide is, else fixed windows.
-func (c Config) windowFn() *window.Fn {
-	switch {
-	case c.Gap != 0:
-		return window.NewSessions(c.Gap)
-	case c.Slide != 0:
-		return window.NewSlidingWindows(c.Slide, c.Size)
-	}
-	return window.NewFixedWindows(c.Size)
+// Streaming reports whether c reads a Pub/Sub subscription: its job reads
+// a stream that has no end, and runs until it is cancelled.
+func (c Config) Streaming() bool {
+	_, l := pubsubName(c.Left.Pattern)
+	_, r := pubsubName(c.Right.Pattern)
+	return l || r
 }

@@ -13,9 +13,11 @@
 //
 // Inputs are read by package jsonl (keys as canonical JSON text, times as
 // epoch milliseconds or RFC 3339, bad lines to dead letters) and joined by
-// join.Interval, join.Window or join.CoGroup with string keys and
-// jsonl.Record values. Build adds the whole join to a pipeline of one's own;
-// Run checks the files, builds and runs it, and returns its Summary.
+// join.Interval, join.Window, join.CoGroup or join.AsOf with string keys
+// and jsonl.Record values. Build adds the whole join to a pipeline of one's
+// own; Run checks the files, builds and runs it, and returns its Summary.
+// How a Config becomes a pipeline, and where a new route goes:
+// docs/design/jsonjoin.md.
 //
 // An interval join of files read whole (Replay false) is a batch join: it
 // runs join.Interval's bounded path (join.Bounded), which groups each key's
@@ -82,8 +84,8 @@
 // goes to Late with "judged_by":"reader" and is counted per side as
 // reader_late, never joined. That is the line the join could only judge by
 // timing, and on a key it had never seen or had forgotten would join as
-// new, its records behind the watermark. So which lines are late no
-// longer depends on timing, and the results are a batch join's of the
+// new, its records behind the watermark. So which lines are late does
+// not depend on timing, and the results are a batch join's of the
 // input less the late elements (MaxBufferedPerKey's evictions aside): the
 // command's end-to-end tests check both against SQLite and across runs.
 // (The join still judges late, against its keys' cleanup, any line it gets

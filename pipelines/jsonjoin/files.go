@@ -5,6 +5,7 @@
 package jsonjoin
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -98,37 +99,41 @@ func isStdio(path string) bool {
 // lost), and, when they share this machine's files, a local file whose
 // directory is missing or not writable, or that is a directory. It
 // writes nothing.
-func (c Config) CheckFiles(w Workers) error {
-	for _, in := range []struct {
-		field string
-		in    Input
-	}{{"Left", c.Left}, {"Right", c.Right}} {
-		if _, ok := pubsubName(in.in.Pattern); ok {
-			continue
-		}
-		if err := checkInput(in.in.Pattern); err != nil {
-			return &PathError{Field: in.field, Path: in.in.Pattern, Err: err}
-		}
-	}
-	for _, out := range []struct{ field, path string }{{"Out", c.Out}, {"Late", c.Late}, {"DeadLetter", c.DeadLetter}} {
-		path := out.path
-		if path == "" {
-			if out.field != "Out" {
-				continue
-			}
-			path = "-"
-		}
+func (c Config) CheckFiles(w Workers) error { return checkFiles(c.files(), w) }
+
+// namedPath is a file, a glob or a Pub/Sub name that a Config gives, with
+// the Config field that gives it, as PathError names it.
+type namedPath struct {
+	field, path string
+}
+
+// input says whether the path is one of the join's inputs.
+func (n namedPath) input() bool { return n.field == "Left" || n.field == "Right" }
+
+// files are the inputs and outputs that c names, inputs first; an output
+// that is not given is "", except Out, which is then standard output.
+func (c Config) files() []namedPath {
+	return []namedPath{{"Left", c.Left.Pattern}, {"Right", c.Right.Pattern},
+		{"Out", cmp.Or(c.Out, "-")}, {"Late", c.Late}, {"DeadLetter", c.DeadLetter}}
+}
+
+// checkFiles is CheckFiles of the named files.
+func checkFiles(files []namedPath, w Workers) error {
+	for _, f := range files {
 		var err error
-		switch _, pubsub := pubsubName(path); {
+		switch _, pubsub := pubsubName(f.path); {
 		case pubsub:
-		case isStdio(path) && w != InProcess:
+		case f.input():
+			err = checkInput(f.path)
+		case f.path == "": // an output not given
+		case isStdio(f.path) && w != InProcess:
 			err = errors.New("the standard output and error of workers that do not run in this process are lost; give a file they can write, such as gs://bucket/out.jsonl, or run them here (--environment_type=LOOPBACK)")
-		case isStdio(path), !isLocal(path), w == Remote:
+		case isStdio(f.path), !isLocal(f.path), w == Remote:
 		default:
-			err = checkOutput(path)
+			err = checkOutput(f.path)
 		}
 		if err != nil {
-			return &PathError{Field: out.field, Path: path, Err: err}
+			return &PathError{Field: f.field, Path: f.path, Err: err}
 		}
 	}
 	return nil

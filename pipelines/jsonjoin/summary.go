@@ -1,8 +1,16 @@
+// This file holds the Summary of a run: read back from the accounting
+// (accounting.go), or made from the runner's counters, and shown and
+// checked as the command does.
+
 package jsonjoin
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
@@ -76,11 +85,67 @@ func (s *Summary) sortDeadLetters() {
 	})
 }
 
+// ReadSummary reads the accounting that a run of the join c describes
+// wrote to c.Accounting, local or in a Beam file system such as gs://.
+func ReadSummary(ctx context.Context, c Config) (Summary, error) {
+	return readSummary(ctx, c.Op, c.Accounting)
+}
+
+// readSummary reads the accounting of a join of op at path.
+func readSummary(ctx context.Context, op Op, path string) (Summary, error) {
+	sum := Summary{Op: op, Ran: true, FromRecords: true, Counts: map[string]int64{}}
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", path, err)
+	}
+	defer fs.Close()
+	r, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", path, err)
+	}
+	defer r.Close()
+	if err := sum.read(r); err != nil {
+		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", path, err)
+	}
+	return sum, nil
+}
+
+// read adds the counts of an accounting file to s.
+func (s *Summary) read(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l accountingLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return fmt.Errorf("line %d: %v", n, err)
+		}
+		switch side, name, _ := strings.Cut(l.Count, "_"); {
+		case name == countFates:
+			s.Fates = true
+		case name == countInvalid:
+			s.Counts[l.Count] += l.N
+			d := DeadLetters{Side: side, Reason: l.Reason, N: l.N}
+			if l.Example != nil {
+				d.Example = *l.Example
+			}
+			s.DeadLetters = append(s.DeadLetters, d)
+		default:
+			s.Counts[l.Count] += l.N
+		}
+	}
+	for _, side := range []string{"left", "right"} {
+		s.Counts[side+"_read"] = s.Counts[side+"_"+countIn] + s.Counts[side+"_"+countReaderLate] + s.Counts[side+"_"+countInvalid]
+	}
+	s.sortDeadLetters()
+	return sc.Err()
+}
+
 // summarizeCounters is the summary of a run on a runner whose workers
 // could not write the accounting where this process can read it: its Beam
 // counters.
 func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
-	sum := Summary{Op: op, Ran: true, Fates: op == Interval, Counts: map[string]int64{}}
+	r, _ := routeOf(op)
+	sum := Summary{Op: op, Ran: true, Fates: r.fatesInCounters, Counts: map[string]int64{}}
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
 		if c.Namespace() == join.Namespace {
 			sum.Counts[c.Name()] += c.Result()
@@ -90,7 +155,7 @@ func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
 	// passing the join, whose counter (late_out) does not see it; the
 	// accounting counts it in both, and so does this.
 	for _, side := range []string{"left", "right"} {
-		if n := sum.Counts[side+"_"+countReaderLate]; n > 0 && slices.Contains(outCounts[op], side+"_"+countLateOut) {
+		if n := sum.Counts[side+"_"+countReaderLate]; n > 0 && slices.Contains(r.outCounts, side+"_"+countLateOut) {
 			sum.Counts[side+"_"+countLateOut] += n
 		}
 	}
@@ -101,24 +166,9 @@ func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
 // the summary shows them: per side, the records that went to the join are
 // each one of these, and Check says so.
 func FateColumns(op Op) []string {
-	switch op {
-	case Window:
-		return []string{"matched", "unmatched", "expired", "late"}
-	case CoGroup:
-		return []string{"grouped", "late"}
-	}
-	return []string{"matched", "unmatched", "expired", "evicted", "late"}
+	r, _ := routeOf(op)
+	return r.fates
 }
-
-var (
-	// outCounts are the counts of records written, in the order shown.
-	outCounts = map[Op][]string{
-		Interval: {"pairs_out", "retractions_out", "left_unmatched_out", "right_unmatched_out", "left_late_out", "right_late_out"},
-		Window:   {"pairs_out", "left_unmatched_out", "right_unmatched_out"},
-		CoGroup:  {"groups_out"},
-		AsOf:     {"pairs_out", "retractions_out", "left_unmatched_out", "left_late_out", "right_late_out"},
-	}
-)
 
 // String is the summary as the command prints it: a table of the per-side
 // counts, then the counts of records written (those named *_out).
@@ -157,7 +207,8 @@ func (s Summary) String() string {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	rest := slices.Clone(outCounts[s.Op])
+	rt, _ := routeOf(s.Op)
+	rest := slices.Clone(rt.outCounts)
 	var other []string
 	for name := range s.Counts {
 		if strings.HasSuffix(name, "_out") && !slices.Contains(rest, name) {
@@ -172,7 +223,7 @@ func (s Summary) String() string {
 		fmt.Fprintf(&b, "%s %d", name, s.Counts[name])
 	}
 	b.WriteString("\n")
-	if s.Fates && s.Op != Interval {
+	if s.Fates && !rt.oneLateRecordEach {
 		for _, side := range []string{"left", "right"} {
 			b.WriteString(s.equation(side) + "\n")
 		}
@@ -203,6 +254,7 @@ func (s Summary) equation(side string) string {
 //     more late fates than late records: a late element missed one window
 //     at least).
 func (s Summary) Check() error {
+	rt, _ := routeOf(s.Op)
 	var errs []error
 	for _, side := range []string{"left", "right"} {
 		n := func(c string) int64 { return s.Counts[side+"_"+c] }
@@ -223,7 +275,7 @@ func (s Summary) Check() error {
 				side, n("in"), fates, strings.Join(each, ", "), n("in")-fates))
 		}
 		// The reader's late records are written to the same output.
-		if late := n("late") + n(countReaderLate); s.FromRecords && (late != n("late_out") && s.Op == Interval || late > n("late_out")) {
+		if late := n("late") + n(countReaderLate); s.FromRecords && (late != n("late_out") && rt.oneLateRecordEach || late > n("late_out")) {
 			judged := fmt.Sprintf("the join judged %d elements late", n("late"))
 			if r := n(countReaderLate); r > 0 {
 				judged += fmt.Sprintf(" and the reader %d", r)
