@@ -68,6 +68,8 @@ func report(w io.Writer, r results) {
 	nexmark(w, r, &t)
 	nexmarkRSS(w, r, &t)
 	stateBytes(w, r, &t)
+	flinkJoins(w, r, &t)
+	flinkNexmark(w, r, &t)
 	t.print(w)
 }
 

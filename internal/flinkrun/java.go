@@ -12,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -49,7 +51,14 @@ func RunJava(ctx context.Context, r JavaRun) (JavaResult, error) {
 	if heap == 0 {
 		heap = 2048
 	}
-	args := []string{fmt.Sprintf("-Xmx%dm", heap)}
+	// Flink's temporary files, such as its RPC system's jar (22 MB),
+	// unpacked at every start, go to a directory removed after the run.
+	tmp, err := os.MkdirTemp("", "beamjoin-java-")
+	if err != nil {
+		return JavaResult{}, err
+	}
+	defer os.RemoveAll(tmp)
+	args := []string{fmt.Sprintf("-Xmx%dm", heap), "-Djava.io.tmpdir=" + tmp}
 	args = append(args, jdk17Opens...)
 	args = append(args, TimestampOptions...)
 	args = append(args, r.JavaOptions...)
@@ -65,7 +74,7 @@ func RunJava(ctx context.Context, r JavaRun) (JavaResult, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	res := JavaResult{Output: out.String(), Wall: time.Since(start)}
 	if ps := cmd.ProcessState; ps != nil {
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
@@ -84,4 +93,19 @@ func javaCommand() string {
 		return filepath.Join(home, "bin", "java")
 	}
 	return "java"
+}
+
+// PeersClasspath returns the Java peers' classpath from the file that
+// PeersClasspathEnv names, and skips the benchmark when it is unset.
+func PeersClasspath(tb testing.TB) string {
+	tb.Helper()
+	file := os.Getenv(PeersClasspathEnv)
+	if file == "" {
+		tb.Skipf("a Java peer: run it with make bench-flink (or %s=$(scripts/flink.sh peers))", PeersClasspathEnv)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		tb.Fatalf("%s: %v", PeersClasspathEnv, err)
+	}
+	return strings.TrimSpace(string(b))
 }

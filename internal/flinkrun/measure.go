@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -89,7 +92,12 @@ func ResetPeakRSS(pid int) error {
 
 // CPUTime returns the user and system CPU time process pid has used.
 func CPUTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return statCPU(fmt.Sprintf("/proc/%d/stat", pid))
+}
+
+// statCPU reads the user and system time of a /proc stat file.
+func statCPU(file string) (time.Duration, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0, err
 	}
@@ -97,7 +105,7 @@ func CPUTime(pid int) (time.Duration, error) {
 	// hold spaces: state is field 3, utime 14 and stime 15.
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("flinkrun: short /proc/%d/stat", pid)
+		return 0, fmt.Errorf("flinkrun: short %s", file)
 	}
 	var ticks int64
 	for _, s := range f[11:13] {
@@ -130,7 +138,7 @@ func ThreadCPU(pid int) (map[string]time.Duration, error) {
 		if err != nil {
 			continue // the thread has ended
 		}
-		cpu, err := CPUTime(tid)
+		cpu, err := statCPU(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
 		if err != nil {
 			continue
 		}
@@ -143,4 +151,39 @@ func ThreadCPU(pid int) (map[string]time.Duration, error) {
 		out[name] += cpu
 	}
 	return out, nil
+}
+
+// Usage is what a run cost a job server's JVM and this process, where
+// LOOPBACK workers run.
+type Usage struct {
+	JVMPeakRSS, GoPeakRSS int64 // bytes
+	JVMCPU, GoCPU         time.Duration
+}
+
+// MeasureUsage starts measuring the usage of the JVM pid and of this
+// process, and returns the function that ends it. This process's peak is
+// measured from its resident memory at the start, once Go has given back
+// what it can; the JVM's from its resident memory at the start.
+func MeasureUsage(pid int) (stop func() Usage) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	self := os.Getpid()
+	ResetPeakRSS(self)
+	ResetPeakRSS(pid)
+	jvm0, _ := CPUTime(pid)
+	go0 := selfCPU()
+	return func() Usage {
+		var u Usage
+		u.GoPeakRSS, _ = PeakRSS(self)
+		u.JVMPeakRSS, _ = PeakRSS(pid)
+		jvm1, _ := CPUTime(pid)
+		u.JVMCPU, u.GoCPU = jvm1-jvm0, selfCPU()-go0
+		return u
+	}
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

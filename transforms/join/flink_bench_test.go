@@ -16,13 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,11 +33,30 @@ var (
 	flinkBenchN       = flag.Int64("flink-bench-n", 100_000, "BenchmarkFlinkPipeline: elements per run")
 	flinkBenchReverse = flag.Bool("flink-bench-reverse", false, "BenchmarkFlinkPipeline: run the rows in reverse order")
 	flinkProfileDir   = flag.String("flink-profile-dir", "", "BenchmarkFlinkPipeline: write each row's Go CPU profile and the JVM's flight recording here")
+	flinkLogDir       = flag.String("flink-log-dir", "", "BenchmarkFlinkPipeline: write each JVM's log here")
 )
 
+// keepLog writes a JVM's log to -flink-log-dir, if set, as name.log.
+func keepLog(b *testing.B, name, log string) {
+	if *flinkLogDir == "" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(*flinkLogDir, name+".log"), []byte(log), 0o644); err != nil {
+		b.Error(err)
+	}
+}
+
 // flinkPipelineCases are the rows of BenchmarkFlinkPipeline that run Beam
-// pipelines; "flink-intervaljoin" is Flink's own join (peers/flink).
-var flinkPipelineCases = []string{"bag-append", "handwritten-inner", "interval-inner", "interval-left-final"}
+// pipelines; "flink-intervaljoin" is Flink's own join (peers/flink). The
+// rows whose name ends in fewKeysSuffix run on the input with fewKeys
+// keys instead of 1000, where a key has many elements in a bundle: the
+// state calls a bundle's cache saves show there.
+var flinkPipelineCases = []string{"bag-append", "handwritten-inner", "interval-inner", "interval-left-final", "interval-inner" + fewKeysSuffix}
+
+const (
+	fewKeys       = 10
+	fewKeysSuffix = "-10keys"
+)
 
 // flinkInput is the input of every row: the pipeline benchmarks' standard
 // input, unpaced (Flink has back pressure).
@@ -67,15 +83,19 @@ func BenchmarkFlinkPipeline(b *testing.B) {
 			rows[i], rows[j] = rows[j], rows[i]
 		}
 	}
-	g := flinkInput(*flinkBenchN)
 	for _, row := range rows {
+		g := flinkInput(*flinkBenchN)
+		name, few := strings.CutSuffix(row, fewKeysSuffix)
+		if few {
+			g.Keys = fewKeys
+		}
 		b.Run(fmt.Sprintf("%s/N=%d", row, g.N), func(b *testing.B) {
 			for range b.N {
 				if row == "flink-intervaljoin" {
 					runFlinkIntervalJoin(b, g)
 					continue
 				}
-				runOnFlink(b, cp, g, pipelineCaseNamed(b, row))
+				runOnFlink(b, cp, g, row, pipelineCaseNamed(b, name))
 			}
 		})
 	}
@@ -93,12 +113,12 @@ func pipelineCaseNamed(b *testing.B, name string) pipelineCase {
 
 // runOnFlink runs one pipeline case on a job server of its own and
 // reports its figures.
-func runOnFlink(b *testing.B, cp string, g genSpec, c pipelineCase) {
+func runOnFlink(b *testing.B, cp string, g genSpec, row string, c pipelineCase) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	opts := append([]string(nil), flinkrun.TimestampOptions...)
 	if *flinkProfileDir != "" {
-		opts = append(opts, "-XX:StartFlightRecording=filename="+filepath.Join(*flinkProfileDir, c.name+".jfr")+",settings=profile")
+		opts = append(opts, "-XX:StartFlightRecording=filename="+filepath.Join(*flinkProfileDir, row+".jfr")+",settings=profile")
 	}
 	js, err := flinkrun.Start(ctx, flinkrun.Config{Classpath: cp, Parallelism: 2, JavaOptions: opts})
 	if err != nil {
@@ -114,31 +134,20 @@ func runOnFlink(b *testing.B, cp string, g genSpec, c pipelineCase) {
 	handBuffered.reset()
 	results.reset(0)
 
-	// This process is the SDK worker: its peak is measured from its memory
-	// at the start, less what Go can give back.
-	runtime.GC()
-	debug.FreeOSMemory()
-	self := os.Getpid()
-	flinkrun.ResetPeakRSS(self)
-	jvmCPU0, _ := flinkrun.CPUTime(js.Pid())
-	var ru0 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	fncalls.Reset()
-	stopProfile := startCPUProfile(b, c.name)
+	usage := flinkrun.MeasureUsage(js.Pid())
+	stopProfile := startCPUProfile(b, row)
 	start := time.Now()
-	_, err = flinkrun.Execute(ctx, p, flinkrun.Options{Endpoint: js.Endpoint, Environment: flinkrun.Loopback, Parallelism: 2, Name: c.name})
+	_, err = flinkrun.Execute(ctx, p, flinkrun.Options{Endpoint: js.Endpoint, Environment: flinkrun.Loopback, Parallelism: 2, Name: row})
 	wall := time.Since(start)
 	stopProfile()
+	keepLog(b, row, js.Log())
 	if err != nil {
 		b.Fatal(err)
 	}
 	calls := fncalls.Read()
-	var ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	goPeak, _ := flinkrun.PeakRSS(self)
-	jvmPeak, _ := flinkrun.PeakRSS(js.Pid())
-	jvmCPU1, _ := flinkrun.CPUTime(js.Pid())
-	writeThreadCPU(b, c.name, js.Pid())
+	u := usage()
+	writeThreadCPU(b, row, js.Pid())
 	if want := c.want(g); want >= 0 && results.n.Load() != want {
 		b.Fatalf("%s: %d records, want %d", c.name, results.n.Load(), want)
 	}
@@ -155,10 +164,10 @@ func runOnFlink(b *testing.B, cp string, g genSpec, c pipelineCase) {
 	b.ReportMetric(float64(st.Appends)/n, "state-appends/elem")
 	b.ReportMetric(float64(st.Clears)/n, "state-clears/elem")
 	b.ReportMetric(n/float64(max(bundles, 1)), "elem/bundle")
-	b.ReportMetric(float64(jvmPeak)/(1<<20), "jvm-peak-RSS-MB")
-	b.ReportMetric(float64(goPeak)/(1<<20), "go-peak-RSS-MB")
-	b.ReportMetric((jvmCPU1-jvmCPU0).Seconds()*1e6/n, "jvm-cpu-us/elem")
-	b.ReportMetric(rusageCPU(ru0, ru1).Seconds()*1e6/n, "go-cpu-us/elem")
+	b.ReportMetric(float64(u.JVMPeakRSS)/(1<<20), "jvm-peak-RSS-MB")
+	b.ReportMetric(float64(u.GoPeakRSS)/(1<<20), "go-peak-RSS-MB")
+	b.ReportMetric(u.JVMCPU.Seconds()*1e6/n, "jvm-cpu-us/elem")
+	b.ReportMetric(u.GoCPU.Seconds()*1e6/n, "go-cpu-us/elem")
 }
 
 // statefulCalls sums the state calls of the transforms that made any, and
@@ -172,11 +181,6 @@ func statefulCalls(c fncalls.Counts) (fncalls.State, int64) {
 		}
 	}
 	return st, bundles
-}
-
-func rusageCPU(a, b syscall.Rusage) time.Duration {
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return tv(b.Utime) - tv(a.Utime) + tv(b.Stime) - tv(a.Stime)
 }
 
 // startCPUProfile writes this process's CPU profile of a row to
@@ -229,14 +233,7 @@ var flinkPairs = regexp.MustCompile(`(?m)^pairs=(\d+) net-runtime-ms=(\d+)$`)
 // input (peers/flink, IntervalJoinBench, which makes it from the same
 // formula) in a JVM of its own, and reports its figures.
 func runFlinkIntervalJoin(b *testing.B, g genSpec) {
-	file := os.Getenv(flinkrun.PeersClasspathEnv)
-	if file == "" {
-		b.Skipf("Flink's own join needs %s (scripts/flink.sh peers)", flinkrun.PeersClasspathEnv)
-	}
-	cp, err := os.ReadFile(file)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cp := flinkrun.PeersClasspath(b)
 	var opts []string
 	if *flinkProfileDir != "" {
 		opts = append(opts, "-XX:StartFlightRecording=filename="+filepath.Join(*flinkProfileDir, "flink-intervaljoin.jfr")+",settings=profile")
@@ -250,7 +247,8 @@ func runFlinkIntervalJoin(b *testing.B, g genSpec) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	res, err := flinkrun.RunJava(ctx, flinkrun.JavaRun{Classpath: strings.TrimSpace(string(cp)), Main: "io.github.beamjoin.peers.IntervalJoinBench", Args: args, JavaOptions: opts})
+	res, err := flinkrun.RunJava(ctx, flinkrun.JavaRun{Classpath: cp, Main: "io.github.beamjoin.peers.IntervalJoinBench", Args: args, JavaOptions: opts})
+	keepLog(b, "flink-intervaljoin", res.Output)
 	if err != nil {
 		b.Fatalf("%v\n%s", err, res.Output)
 	}
@@ -269,5 +267,7 @@ func runFlinkIntervalJoin(b *testing.B, g genSpec) {
 	b.ReportMetric(n/run.Seconds(), "elem/s")
 	b.ReportMetric(n/res.Wall.Seconds(), "elem/s-wall")
 	b.ReportMetric(float64(res.PeakRSS)/(1<<20), "jvm-peak-RSS-MB")
-	b.ReportMetric(res.CPU.Seconds()*1e6/n, "jvm-cpu-us/elem")
+	// The JVM's CPU time includes its start and Flink's cluster's: not
+	// comparable with the Beam rows', which count the job's alone.
+	b.ReportMetric(res.CPU.Seconds()*1e6/n, "jvm-cpu-us/elem-whole")
 }
