@@ -24,8 +24,8 @@
 # with the defaults.
 set -eu
 GO=${GO:-go}
-N=${BENCH_FLINK_N:-100000}
-EVENTS=${BENCH_FLINK_EVENTS:-100000}
+N=${BENCH_FLINK_N:-50000}
+EVENTS=${BENCH_FLINK_EVENTS:-50000}
 ROUNDS=${BENCH_FLINK_ROUNDS:-2}
 DIR=$(pwd)/.bench-flink
 rm -rf "$DIR"
@@ -33,6 +33,10 @@ mkdir -p "$DIR/logs"
 BEAMJOIN_FLINK_CLASSPATH=$(scripts/flink.sh classpath)
 BEAMJOIN_FLINK_PEERS_CLASSPATH=$(scripts/flink.sh peers)
 export BEAMJOIN_FLINK_CLASSPATH BEAMJOIN_FLINK_PEERS_CLASSPATH
+# The test processes' temporary files (the Go SDK leaves an empty
+# beamloopbackworker-* file in the temporary directory for every LOOPBACK
+# job) go to a directory removed at the end.
+mkdir -p "$DIR/tmp"
 $GO test -c -o "$DIR/join.test" ./transforms/join
 $GO test -c -o "$DIR/nexmark.test" ./pipelines/nexmark
 start=$(date +%s)
@@ -53,13 +57,37 @@ round() {
 	mkdir -p "$DIR/logs/round$1"
 	rc=0
 	echo "# round $1 joins, $(uptime)" >> "$out"
-	(cd transforms/join && "$DIR/join.test" -test.run '^$' -test.bench '^BenchmarkFlinkPipeline$' -test.benchtime 1x -test.timeout 120m \
+	(cd transforms/join && TMPDIR=$DIR/tmp "$DIR/join.test" -test.run '^$' -test.bench '^BenchmarkFlinkPipeline$' -test.benchtime 1x -test.timeout 120m \
 		-flink-bench-n "$N" $rev $extra -flink-log-dir "$DIR/logs/round$1") >> "$out" 2>> "$DIR/stderr.log" || rc=1
 	echo "# round $1 nexmark, $(uptime)" >> "$out"
-	(cd pipelines/nexmark && "$DIR/nexmark.test" -test.run '^$' -test.bench '^BenchmarkFlinkQuery$' -test.benchtime 1x -test.timeout 240m \
+	(cd pipelines/nexmark && TMPDIR=$DIR/tmp "$DIR/nexmark.test" -test.run '^$' -test.bench '^BenchmarkFlinkQuery$' -test.benchtime 1x -test.timeout 240m \
 		-flink-nexmark-events "$EVENTS" $nrev $extra -flink-log-dir "$DIR/logs/round$1") >> "$out" 2>> "$DIR/stderr.log" || rc=1
 	echo "# round $1 done, $(uptime)" >> "$out"
 	return $rc
+}
+
+# summarize_profiles DIR: for each Go CPU profile, the functions that
+# take the most of it (cumulative); for each JVM flight recording, its
+# execution samples by thread (digits left out, so that a pool's threads
+# add up) and by top frame.
+summarize_profiles() {
+	for f in "$1"/*.cpu.pprof; do
+		[ -e "$f" ] || continue
+		$GO tool pprof -top -cum -nodecount 60 "$f" > "${f%.cpu.pprof}.pprof-top.txt" 2>/dev/null || true
+	done
+	for f in "$1"/*.jfr; do
+		[ -e "$f" ] || continue
+		jfr print --events jdk.ExecutionSample "$f" | awk '
+			/sampledThread = / { t = $0; sub(/.*sampledThread = "/, "", t); sub(/".*/, "", t); gsub(/[0-9]+/, "#", t); n++; next }
+			/stackTrace = \[/ { getline; f = $0; sub(/^ +/, "", f); sub(/\(.*/, "", f); threads[t]++; frames[f]++; next }
+			END {
+				printf "%d execution samples\n\nby thread:\n", n
+				for (k in threads) printf "%6d %5.1f%%  %s\n", threads[k], 100 * threads[k] / n, k | "sort -rn"
+				close("sort -rn")
+				printf "\nby top frame:\n"
+				for (k in frames) printf "%6d %5.1f%%  %s\n", frames[k], 100 * frames[k] / n, k | "sort -rn | head -40"
+			}' > "${f%.jfr}.jfr-top.txt" || true
+	done
 }
 
 status=0
@@ -71,6 +99,7 @@ done
 if [ -n "${BENCH_FLINK_PROFILE:-}" ]; then
 	mkdir -p "$DIR/profile"
 	round "$i" "$DIR/profile" || status=1
+	summarize_profiles "$DIR/profile"
 fi
 grep -E '^(# round|Benchmark|--- (FAIL|SKIP))|flink_bench_test' "$DIR/raw.txt" || true
 {
@@ -78,5 +107,5 @@ grep -E '^(# round|Benchmark|--- (FAIL|SKIP))|flink_bench_test' "$DIR/raw.txt" |
 	grep '^# round' "$DIR/raw.txt"
 	$GO run ./cmd/benchtable "$DIR/raw.txt"
 } | tee "$DIR/table.txt"
-rm -f "$DIR/join.test" "$DIR/nexmark.test"
+rm -rf "$DIR/join.test" "$DIR/nexmark.test" "$DIR/tmp"
 exit $status

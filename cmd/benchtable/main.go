@@ -348,7 +348,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issues 6, 9, 14, 28 and 30)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6, 9, 14, 28, 30 and 49)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}
