@@ -98,11 +98,12 @@ bench: tools
 # element; Nexmark Q3, Q8 and winning bids against Beam Java's Nexmark on
 # the classic and the portable Flink runner; peak memory of every JVM and
 # Go worker. BENCH_FLINK_ROUNDS rounds (default 2) of BENCH_FLINK_N
-# elements and BENCH_FLINK_EVENTS events (default 100,000 each), one
-# table of ratios from the same run in .bench-flink/table.txt
-# (scripts/bench-flink.sh); BENCH_FLINK_PROFILE=1 adds a profiled round.
-# About 30 minutes on 2 cores; Maven fetches about 700 MB the first time.
-# Not part of make test.
+# elements and BENCH_FLINK_EVENTS events (default 50,000 each), in
+# alternating order, one table of ratios from the same run in
+# .bench-flink/table.txt (scripts/bench-flink.sh); BENCH_FLINK_PROFILE=1
+# adds a profiled round. About 12 minutes a round on 2 shared cores,
+# once the test binaries are built; Maven fetches about 700 MB the first
+# time. Not part of make test.
 bench-flink:
 	GO=$(GO) scripts/bench-flink.sh
 
