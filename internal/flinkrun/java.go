@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,4 +109,20 @@ func PeersClasspath(tb testing.TB) string {
 		tb.Fatalf("%s: %v", PeersClasspathEnv, err)
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// DumpFlightRecording writes the flight recordings of JVM pid (started
+// with -XX:StartFlightRecording) to file with jcmd, while the JVM runs: a
+// job server is stopped with a signal and may be killed before its
+// recording is written on exit.
+func DumpFlightRecording(pid int, file string) error {
+	jcmd := "jcmd"
+	if home := os.Getenv("JAVA_HOME"); home != "" {
+		jcmd = filepath.Join(home, "bin", "jcmd")
+	}
+	out, err := exec.Command(jcmd, strconv.Itoa(pid), "JFR.dump", "filename="+file).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("flinkrun: jcmd %d JFR.dump: %w\n%s", pid, err, out)
+	}
+	return nil
 }

@@ -152,6 +152,11 @@ func runGoOnFlink(b *testing.B, cp string, q Query, n int64) {
 		b.Fatal(err)
 	}
 	calls, u := fncalls.Read(), usage()
+	if *flinkProfileDir != "" {
+		if err := flinkrun.DumpFlightRecording(js.Pid(), filepath.Join(*flinkProfileDir, string(q)+".jfr")); err != nil {
+			b.Error(err)
+		}
+	}
 	run, err := flinkrun.JobRunTime(js.Log())
 	if err != nil {
 		b.Fatal(err)

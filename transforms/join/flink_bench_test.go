@@ -148,6 +148,11 @@ func runOnFlink(b *testing.B, cp string, g genSpec, row string, c pipelineCase) 
 	calls := fncalls.Read()
 	u := usage()
 	writeThreadCPU(b, row, js.Pid())
+	if *flinkProfileDir != "" {
+		if err := flinkrun.DumpFlightRecording(js.Pid(), filepath.Join(*flinkProfileDir, row+".jfr")); err != nil {
+			b.Error(err)
+		}
+	}
 	if want := c.want(g); want >= 0 && results.n.Load() != want {
 		b.Fatalf("%s: %d records, want %d", c.name, results.n.Load(), want)
 	}
