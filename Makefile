@@ -6,7 +6,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages whose concurrency the race detector checks on every `make test`.
 RACE_PKGS   ?= ./transforms/internal/match/... ./transforms/streamjoiner/... ./pipelines/jsonl/... ./pipelines/pubsubio/...
 
-.PHONY: run test flink-test lint bench fuzz stress tools sqlite-late nexmark
+.PHONY: run test flink-test lint bench bench-flink fuzz stress tools sqlite-late nexmark
 
 # The main job: reconcile the sample orders and payments on Prism, in
 # process. A payment belongs to an order if it comes 0-15 min after it; a
@@ -90,6 +90,22 @@ bench: tools
 	$(GO) test -run '^$$' -bench 'BenchmarkAsOfSteadyKey' -benchtime 1x ./transforms/join >> .bench/raw.txt
 	$(GO) test ./cmd/beamjoin/e2e -run '^TestE2EAsOfAgainstSQLite$$' -count=1 -v -timeout 60m -asof-lines 100000 > .bench/asof-sqlite.txt
 	$(GO) run ./cmd/benchtable .bench/raw.txt
+
+# beamjoin on a real Flink against what a team on Flink would pick instead
+# (issue 49; docs/performance.md, "On Flink"): Interval, the hand-written
+# Beam join and the bag-append floor on Flink streaming beside Flink's own
+# DataStream intervalJoin (peers/flink), with the Fn API's state calls per
+# element; Nexmark Q3, Q8 and winning bids against Beam Java's Nexmark on
+# the classic and the portable Flink runner; peak memory of every JVM and
+# Go worker. BENCH_FLINK_ROUNDS rounds (default 2) of BENCH_FLINK_N
+# elements and BENCH_FLINK_EVENTS events (default 50,000 each), in
+# alternating order, one table of ratios from the same run in
+# .bench-flink/table.txt (scripts/bench-flink.sh); BENCH_FLINK_PROFILE=1
+# adds a profiled round. About 12 minutes a round on 2 shared cores,
+# once the test binaries are built; Maven fetches about 700 MB the first
+# time. Not part of make test.
+bench-flink:
+	GO=$(GO) scripts/bench-flink.sh
 
 # A longer fuzz run of the matching core against its brute-force oracle, then
 # the interval join on Prism against the SPEC oracle on 1000 random cases

@@ -4,6 +4,10 @@
 #   scripts/flink.sh classpath   resolve the job server's classpath with
 #                                Maven (scripts/flink/pom.xml) and print the
 #                                file that holds it
+#   scripts/flink.sh peers       build the Java peers of make bench-flink
+#                                (peers/flink: Flink's own interval join,
+#                                Beam Java's Nexmark) with Maven and print
+#                                the file that holds their classpath
 #   scripts/flink.sh test [ARGS] run the Flink suite: go test -run '^TestFlink'
 #                                ARGS on the packages that hold it, with
 #                                that classpath
@@ -54,6 +58,36 @@ classpath() {
 	echo "$PWD/$out"
 }
 
+# peers compiles peers/flink and writes its classpath, its classes first,
+# to .flink/peers-SUM/classpath.txt; the dependencies' part is kept while
+# the pom is unchanged.
+peers() {
+	need java
+	need mvn
+	local pom=peers/flink/pom.xml
+	local sum
+	sum=$(sha256sum "$pom" | cut -c1-16)
+	local dir=.flink/peers-$sum
+	local deps=$dir/dependencies.txt
+	mkdir -p "$dir"
+	if [ ! -s "$deps" ] || ! all_present "$deps"; then
+		echo "scripts/flink.sh: resolving the Java peers' dependencies with Maven (first time: about 270 MB from Maven Central)" >&2
+		if ! mvn -B -q -f "$pom" dependency:build-classpath -Dmdep.outputFile="$PWD/$deps.tmp" >"$dir/mvn.log" 2>&1; then
+			echo "scripts/flink.sh: Maven could not resolve the Java peers (peers/flink/pom.xml); its log: $dir/mvn.log" >&2
+			tail -20 "$dir/mvn.log" >&2
+			exit 1
+		fi
+		mv "$deps.tmp" "$deps"
+	fi
+	if ! mvn -B -q -f "$pom" compile >"$dir/compile.log" 2>&1; then
+		echo "scripts/flink.sh: the Java peers do not compile; the log: $dir/compile.log" >&2
+		tail -20 "$dir/compile.log" >&2
+		exit 1
+	fi
+	echo "$PWD/peers/flink/target/classes:$(cat "$deps")" >"$dir/classpath.txt"
+	echo "$PWD/$dir/classpath.txt"
+}
+
 # all_present checks that every jar of a classpath file is still there
 # (~/.m2 may have been cleaned since).
 all_present() {
@@ -67,13 +101,16 @@ case "${1:-}" in
 classpath)
 	classpath
 	;;
+peers)
+	peers
+	;;
 test)
 	shift
 	cp=$(classpath)
 	BEAMJOIN_FLINK_CLASSPATH=$cp exec "$GO" test -count=1 -timeout 25m -run "${FLINK_RUN:-^TestFlink}" "$@" $FLINK_PKGS
 	;;
 *)
-	echo "usage: scripts/flink.sh classpath | test [go test flags]" >&2
+	echo "usage: scripts/flink.sh classpath | peers | test [go test flags]" >&2
 	exit 2
 	;;
 esac

@@ -68,6 +68,8 @@ func report(w io.Writer, r results) {
 	nexmark(w, r, &t)
 	nexmarkRSS(w, r, &t)
 	stateBytes(w, r, &t)
+	flinkJoins(w, r, &t)
+	flinkNexmark(w, r, &t)
 	t.print(w)
 }
 
@@ -346,7 +348,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issues 6, 9, 14, 28 and 30)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6, 9, 14, 28, 30 and 49)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -195,6 +197,19 @@ func Start(ctx context.Context, c Config) (*JobServer, error) {
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return nil, err
 	}
+	// Flink's temporary files go under Dir, so that a job server that is
+	// killed leaves none behind in /tmp: Flink unpacks its RPC system's jar
+	// (22 MB) there at every start, and deletes it only at a clean exit.
+	tmp := filepath.Join(s.Dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if _, set := c.FlinkConf["io.tmp.dirs"]; !set {
+		conf := map[string]string{"io.tmp.dirs": tmp}
+		maps.Copy(conf, c.FlinkConf)
+		c.FlinkConf = conf
+	}
+	c.JavaOptions = append(slices.Clip(c.JavaOptions), "-Djava.io.tmpdir="+tmp)
 	if err := os.WriteFile(filepath.Join(confDir, "flink-conf.yaml"), []byte(c.flinkConf()), 0o644); err != nil {
 		return nil, err
 	}
