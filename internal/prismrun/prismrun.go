@@ -38,6 +38,13 @@
 // input, which it never reached, so Run runs the pipeline again for this
 // failure too (IsStuck, KnownBug).
 //
+// The stage dump names the keys Prism holds as raw bytes. When they are not
+// UTF-8, Prism's job service cannot send the failure at all, and the client
+// gets only gRPC's "string field contains invalid UTF-8" (seen once in CI,
+// in the Flink suite's Prism run of the interval join). Run then takes the
+// failure from Prism's own "job failed" log line, which passes through this
+// process's default slog handler, and treats it as above.
+//
 // Tests use the runner this package registers, Runner, in their TestMain:
 //
 //	func TestMain(m *testing.M) { ptest.MainWithDefault(m, prismrun.Runner) }
@@ -147,7 +154,9 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline, retrying func(att
 
 func run(ctx context.Context, execute func(context.Context) (beam.PipelineResult, error), retrying func(int, error)) (beam.PipelineResult, error) {
 	for attempt := 1; ; attempt++ {
+		since := watchFailures()
 		pr, err := execute(ctx)
+		err = recovered(err, since)
 		bug := KnownBug(err)
 		if bug == "" || ctx.Err() != nil {
 			return pr, err

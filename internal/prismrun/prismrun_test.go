@@ -3,6 +3,7 @@ package prismrun
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -167,5 +168,52 @@ func TestOnRetry(t *testing.T) {
 	want := "run hook run hook run run run"
 	if got := strings.Join(events, " "); got != want {
 		t.Errorf("events = %q, want %q", got, want)
+	}
+}
+
+// TestRunRecoversAnUnsendableFailure checks that when Prism could not send
+// a failure to its client (gRPC's refusal of a string that is not UTF-8),
+// Run takes the failure Prism logged during the attempt: a stuck job is
+// run again, anything else is returned with the refusal noted, and the
+// refusal alone (no failure logged during the attempt) is returned as it
+// is.
+func TestRunRecoversAnUnsendableFailure(t *testing.T) {
+	refusal := errors.New("rpc error: code = Internal desc = " + unsendable)
+	stuckWithRawKeys := errors.New(stuck(t).Error() + "\nbyKey map[\xff\xfe:1]")
+	tests := []struct {
+		name    string
+		logs    []error // what Prism logs as "job failed" in each attempt
+		runs    int
+		wantErr string
+	}{
+		{"stuck, with keys that are not UTF-8, then success", []error{stuckWithRawKeys}, 2, ""},
+		{"stuck every time", []error{stuckWithRawKeys, stuckWithRawKeys, stuckWithRawKeys}, 3, "declared the job stuck"},
+		{"another failure is returned at once", []error{errors.New("panic in DoFn: \xff")}, 1, "panic in DoFn"},
+		{"nothing logged: the refusal as it is", []error{nil}, 1, unsendable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := 0
+			execute := func(context.Context) (beam.PipelineResult, error) {
+				runs++
+				if runs > len(tc.logs) {
+					return nil, nil
+				}
+				if e := tc.logs[runs-1]; e != nil {
+					slog.Error("job failed", slog.String("job", "job-001"), slog.Any("error", e))
+				}
+				return nil, refusal
+			}
+			_, err := run(context.Background(), execute, nil)
+			if runs != tc.runs {
+				t.Errorf("ran %d times, want %d", runs, tc.runs)
+			}
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("err = %v, want none", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("err = %.300v, want one containing %q", err, tc.wantErr)
+			}
+		})
 	}
 }
