@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // AsOf joins each element of left, a PCollection<KV<K,L>> of events, with
@@ -102,19 +103,19 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 		return Outputs{}, err
 	}
 	rules := cfg.asofRules()
-	var raw, rawLate beam.PCollection
+	var records, late beam.PCollection
 	if cfg.bounded {
-		raw, rawLate, err = asofBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
+		records, late, err = asofBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
 	} else {
 		var tagged beam.PCollection
-		if tagged, err = flattenSides(s, op, in.Sides); err == nil {
-			raw, rawLate = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
+		if tagged, err = raw.Flatten(s, op, in.Sides); err == nil {
+			records, late = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
 		}
 	}
 	if err != nil {
 		return Outputs{}, err
 	}
-	return in.outputs(s, raw, rawLate, 0), nil
+	return in.outputs(s, records, late, 0), nil
 }
 
 // MaxAge makes AsOf join a left element at t only with a version at most

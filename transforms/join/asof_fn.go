@@ -13,11 +13,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 func init() {
-	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
-		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&asofFn{})
+	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&asofFn{})
 }
 
 // asofCounters are the as-of join's own metrics, beside the counters it
@@ -49,8 +50,8 @@ func (f *asofFn) read(sp state.Provider) (*asofKey, error) {
 	return decodeAsofKey(f.Rules, chunks)
 }
 
-func (f *asofFn) ProcessElement(ctx context.Context, _ beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+func (f *asofFn) ProcessElement(ctx context.Context, _ beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	if in.Side > uint8(Right) {
 		return fmt.Errorf("beamjoin: join.AsOf: element of unknown side %d", in.Side)
 	}
@@ -98,7 +99,7 @@ func (f *asofFn) ProcessElement(ctx context.Context, _ beam.Window, et beam.Even
 }
 
 func (f *asofFn) OnTimer(ctx context.Context, _ beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
-	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	emit func(beam.EventTime, beam.X, raw.Record), _ func(beam.EventTime, beam.X, raw.Encoded)) error {
 	k, err := f.read(sp)
 	if err != nil {
 		return err
@@ -149,8 +150,8 @@ func (f *asofFn) OnTimer(ctx context.Context, _ beam.Window, et beam.EventTime, 
 // emitRecord emits the record of left element l: its pair with version v
 // if matched, else its unmatched record under LeftOuter. Either carries
 // l's time, which the key's timer holds the output watermark at.
-func (f *asofFn) emitRecord(ctx context.Context, key beam.X, l, v asofEntry, matched bool, emit func(beam.EventTime, beam.X, record)) {
-	if r, ok := asofRecord(f.Rules, KindPair, l, v, matched); ok {
+func (f *asofFn) emitRecord(ctx context.Context, key beam.X, l, v asofEntry, matched bool, emit func(beam.EventTime, beam.X, raw.Record)) {
+	if r, ok := asofRecord(f.Rules, raw.Pair, l, v, matched); ok {
 		emit(beam.EventTime(l.Time), key, r)
 		if matched {
 			counters.pairs.Inc(ctx, 1)
@@ -161,28 +162,28 @@ func (f *asofFn) emitRecord(ctx context.Context, key beam.X, l, v asofEntry, mat
 }
 
 // emitRetraction withdraws c's earlier record, if one was emitted.
-func (f *asofFn) emitRetraction(ctx context.Context, key beam.X, c asofChange, emit func(beam.EventTime, beam.X, record)) {
-	if r, ok := asofRecord(f.Rules, KindRetract, c.Left, c.Old, c.HadOld); ok {
+func (f *asofFn) emitRetraction(ctx context.Context, key beam.X, c asofChange, emit func(beam.EventTime, beam.X, raw.Record)) {
+	if r, ok := asofRecord(f.Rules, raw.Retract, c.Left, c.Old, c.HadOld); ok {
 		emit(beam.EventTime(c.Left.Time), key, r)
 		counters.retractions.Inc(ctx, 1)
 	}
 }
 
-// asofRecord is the record of kind (KindPair, or KindRetract to withdraw
+// asofRecord is the record of kind (raw.Pair, or raw.Retract to withdraw
 // one) for left element l: with version v if matched, else l alone, which
-// only LeftOuter reports (ok false otherwise), as KindUnmatched (or
-// KindRetract).
-func asofRecord(r asofRules, kind Kind, l, v asofEntry, matched bool) (record, bool) {
+// only LeftOuter reports (ok false otherwise), as raw.Unmatched (or
+// raw.Retract).
+func asofRecord(r asofRules, kind raw.Kind, l, v asofEntry, matched bool) (raw.Record, bool) {
 	if matched {
-		return record{Kind: kind, HasLeft: true, HasRight: true, LeftTime: l.Time, RightTime: v.Time, Left: l.Value, Right: v.Value}, true
+		return raw.Record{Kind: kind, HasLeft: true, HasRight: true, LeftTime: l.Time, RightTime: v.Time, Left: l.Value, Right: v.Value}, true
 	}
 	if !r.Outer {
-		return record{}, false
+		return raw.Record{}, false
 	}
-	if kind == KindPair {
-		kind = KindUnmatched
+	if kind == raw.Pair {
+		kind = raw.Unmatched
 	}
-	return record{Kind: kind, HasLeft: true, LeftTime: l.Time, Left: l.Value}, true
+	return raw.Record{Kind: kind, HasLeft: true, LeftTime: l.Time, Left: l.Value}, true
 }
 
 // moveTimer moves the key's timer from where it was (before) to where its

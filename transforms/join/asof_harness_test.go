@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -54,7 +55,7 @@ func (h *asofHarness) stores(key string) (*memState, memTimers) {
 	return h.states[key], h.timers[key]
 }
 
-func (h *asofHarness) emit(et beam.EventTime, key beam.X, r record) {
+func (h *asofHarness) emit(et beam.EventTime, key beam.X, r raw.Record) {
 	right := "-"
 	if r.HasRight {
 		right = fmt.Sprintf("%s@%d", r.Right, r.RightTime)
@@ -62,7 +63,7 @@ func (h *asofHarness) emit(et beam.EventTime, key beam.X, r record) {
 	h.out = append(h.out, fmt.Sprintf("%v %v %s@%d %s t=%d", r.Kind, key, r.Left, r.LeftTime, right, et.Milliseconds()))
 }
 
-func (h *asofHarness) emitLate(et beam.EventTime, key beam.X, in encoded) {
+func (h *asofHarness) emitLate(et beam.EventTime, key beam.X, in raw.Encoded) {
 	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", Side(in.Side), key, in.Value, et.Milliseconds()))
 }
 
@@ -72,7 +73,7 @@ func (h *asofHarness) element(side Side, ms int64, key, value string) {
 	sp, tp := h.stores(key)
 	before := len(h.late)
 	if err := h.fn.ProcessElement(h.ctx, window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key,
-		encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate); err != nil {
+		raw.Encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate); err != nil {
 		h.t.Fatal(err)
 	}
 	if len(h.late) > before {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowing"
 )
 
 // config is the validated form of a join's options.
@@ -251,7 +252,7 @@ func windowedConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: WindowInto(nil): pass a window.Fn such as window.NewFixedWindows(time.Minute)", op)
 	}
 	if err := checkWindowFn(c.window); err != nil {
-		prefix := fmt.Sprintf("beamjoin: %s: WindowInto(%s): ", op, windowFnName(c.window))
+		prefix := fmt.Sprintf("beamjoin: %s: WindowInto(%s): ", op, windowing.FnName(c.window))
 		return c, &OptionError{Option: "WindowInto", Err: &reasonError{prefix: prefix, reason: err.Error()}}
 	}
 	return c, nil
@@ -286,19 +287,4 @@ func checkWindowFn(fn *window.Fn) error {
 		return fmt.Errorf("the period %v is greater than the size %v: an element between two windows would be in none", fn.Period, fn.Size)
 	}
 	return nil
-}
-
-// windowFnName writes fn as the call that makes it.
-func windowFnName(fn *window.Fn) string {
-	switch fn.Kind {
-	case window.GlobalWindows:
-		return "window.NewGlobalWindows()"
-	case window.FixedWindows:
-		return fmt.Sprintf("window.NewFixedWindows(%v)", fn.Size)
-	case window.SlidingWindows:
-		return fmt.Sprintf("window.NewSlidingWindows(%v, %v)", fn.Period, fn.Size)
-	case window.Sessions:
-		return fmt.Sprintf("window.NewSessions(%v)", fn.Gap)
-	}
-	return fn.String()
 }

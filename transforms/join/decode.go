@@ -15,11 +15,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 func init() {
-	register.DoFn4x1[beam.EventTime, beam.X, record, func(beam.Y), error](&resultFn{})
-	register.DoFn4x1[beam.EventTime, beam.X, encoded, func(beam.Y), error](&lateFn{})
+	register.DoFn4x1[beam.EventTime, beam.X, raw.Record, func(beam.Y), error](&resultFn{})
+	register.DoFn4x1[beam.EventTime, beam.X, raw.Encoded, func(beam.Y), error](&lateFn{})
 	register.Emitter1[beam.Y]()
 }
 
@@ -97,9 +98,9 @@ func setupDecoding(t reflect.Type, fields map[string]*int, left, right *coders.E
 	return right.Setup()
 }
 
-func (f *resultFn) ProcessElement(et beam.EventTime, key beam.X, r record, emit func(beam.Y)) error {
+func (f *resultFn) ProcessElement(et beam.EventTime, key beam.X, r raw.Record, emit func(beam.Y)) error {
 	v := reflect.New(f.Out.T).Elem()
-	v.Field(f.kind).Set(reflect.ValueOf(r.Kind))
+	v.Field(f.kind).Set(reflect.ValueOf(Kind(r.Kind)))
 	v.Field(f.key).Set(reflect.ValueOf(key))
 	if r.HasLeft {
 		if err := f.setValue(v.Field(f.left), Left, r.Left); err != nil {
@@ -162,7 +163,7 @@ func (f *lateFn) Setup() error {
 		&f.Left, &f.Right)
 }
 
-func (f *lateFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.Y)) error {
+func (f *lateFn) ProcessElement(et beam.EventTime, key beam.X, in raw.Encoded, emit func(beam.Y)) error {
 	v := reflect.New(f.Out.T).Elem()
 	side := Side(in.Side)
 	v.Field(f.side).Set(reflect.ValueOf(side))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // benchAuction and benchBid stand for a fan-out join's two sides: one
@@ -24,7 +25,7 @@ type benchBid struct {
 
 // fanOutRecords is the records of n left values each paired with per right
 // values, in the order a sweep emits them, and a resultFn set up for them.
-func fanOutRecords(b testing.TB, n, per int) (*resultFn, []record) {
+func fanOutRecords(b testing.TB, n, per int) (*resultFn, []raw.Record) {
 	b.Helper()
 	s := beam.NewPipeline().Root()
 	lc, err := coders.KVValue(beam.AddFixedKey(s, beam.Create(s, benchAuction{})))
@@ -39,7 +40,7 @@ func fanOutRecords(b testing.TB, n, per int) (*resultFn, []record) {
 	if err := f.Setup(); err != nil {
 		b.Fatal(err)
 	}
-	var recs []record
+	var recs []raw.Record
 	for i := range n {
 		a := benchAuction{ID: int64(1000 + i), InitialBid: 100, Reserve: 150, Seller: 1234, Category: 10, ItemName: "vintage clock", DateTime: 1e12, Expires: 1e12 + 3000}
 		ab, err := f.Left.Encode(a)
@@ -52,7 +53,7 @@ func fanOutRecords(b testing.TB, n, per int) (*resultFn, []record) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			recs = append(recs, record{Kind: KindPair, HasLeft: true, HasRight: true, LeftTime: 1e12, RightTime: 1e12 + int64(j), Left: ab, Right: append([]byte(nil), bb...)})
+			recs = append(recs, raw.Record{Kind: raw.Pair, HasLeft: true, HasRight: true, LeftTime: 1e12, RightTime: 1e12 + int64(j), Left: ab, Right: append([]byte(nil), bb...)})
 		}
 	}
 	return f, recs

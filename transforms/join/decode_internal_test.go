@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -14,7 +15,7 @@ import (
 // another, a record with one side absent, and a bad encoding in between.
 // Each Result holds its own copy of the value.
 func TestResultDecodeCache(t *testing.T) {
-	decodeAll := func(noCache bool, recs []record) ([]Result[int64, benchAuction, benchBid], error) {
+	decodeAll := func(noCache bool, recs []raw.Record) ([]Result[int64, benchAuction, benchBid], error) {
 		f, _ := fanOutRecords(t, 0, 0)
 		f.noCache = noCache
 		var out []Result[int64, benchAuction, benchBid]
@@ -30,7 +31,7 @@ func TestResultDecodeCache(t *testing.T) {
 	}
 	_, recs := fanOutRecords(t, 3, 2) // a0b0 a0b1 a1b0 a1b1 a2b0 a2b1
 	unmatched := recs[2]
-	unmatched.Kind, unmatched.HasRight, unmatched.Right = KindUnmatched, false, nil
+	unmatched.Kind, unmatched.HasRight, unmatched.Right = raw.Unmatched, false, nil
 	recs = append(recs, recs[0], unmatched, recs[5], recs[1])
 
 	want, err := decodeAll(true, recs)

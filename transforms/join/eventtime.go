@@ -7,12 +7,14 @@ package join
 // into the inputs' windowing.
 
 import (
-	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowing"
 )
 
 // eventTimeInput is both inputs of an event-time join, checked and tagged:
@@ -22,7 +24,7 @@ import (
 type eventTimeInput struct {
 	Sides                [2]beam.PCollection // by Side
 	Key, Left, Right     coders.Element      // the key's and each side's value coder
-	windows              inputWindows
+	windows              windowing.Inputs
 	resultType, lateType reflect.Type
 }
 
@@ -38,10 +40,10 @@ func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollec
 		return eventTimeInput{}, err
 	}
 	var err error
-	if in.windows, err = sharedWindows(op, left, right); err != nil {
+	if in.windows, err = windowing.Shared(op, left, right); err != nil {
 		return eventTimeInput{}, err
 	}
-	left, right = in.windows.intoGlobal(s.Scope("left"), left), in.windows.intoGlobal(s.Scope("right"), right)
+	left, right = in.windows.IntoGlobal(s.Scope("left"), left), in.windows.IntoGlobal(s.Scope("right"), right)
 	if in.Left, err = coders.KVValue(left); err != nil {
 		return eventTimeInput{}, err
 	}
@@ -51,31 +53,18 @@ func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollec
 	if in.Key, err = coders.KVKey(left); err != nil {
 		return eventTimeInput{}, err
 	}
-	in.Sides[Left] = beam.ParDo(s.Scope("left"), &encodeFn{Side: Left, Value: in.Left}, left)
-	in.Sides[Right] = beam.ParDo(s.Scope("right"), &encodeFn{Side: Right, Value: in.Right}, right)
+	in.Sides[Left] = beam.ParDo(s.Scope("left"), &raw.EncodeFn{Side: match.Left, Value: in.Left}, left)
+	in.Sides[Right] = beam.ParDo(s.Scope("right"), &raw.EncodeFn{Side: match.Right, Value: in.Right}, right)
 	return in, nil
-}
-
-// flattenSides flattens the join op's two sides into one PCollection, in
-// scope s: the tagged sides for a streaming path, each side gathered for a
-// bounded one (gatherSides).
-func flattenSides(s beam.Scope, op string, sides [2]beam.PCollection) (beam.PCollection, error) {
-	// Both sides are in the global window, which beam.Flatten needs;
-	// TryFlatten returns, rather than panics on, anything else it refuses.
-	all, err := beam.TryFlatten(s, sides[Left], sides[Right])
-	if err != nil {
-		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
-	}
-	return all, nil
 }
 
 // outputs decodes the join step's raw records and late elements into
 // Result and LateElement values and gives them the inputs' windowing back,
-// with at least the join's allowed lateness (see inputWindows.restore).
+// with at least the join's allowed lateness (see windowing.Inputs.Restore).
 func (in eventTimeInput) outputs(s beam.Scope, raw, rawLate beam.PCollection, lateness time.Duration) Outputs {
 	results := beam.ParDo(s.Scope("results"), &resultFn{Out: beam.EncodedType{T: in.resultType}, Left: in.Left, Right: in.Right}, raw,
 		beam.TypeDefinition{Var: beam.YType, T: in.resultType})
 	late := beam.ParDo(s.Scope("late"), &lateFn{Out: beam.EncodedType{T: in.lateType}, Left: in.Left, Right: in.Right}, rawLate,
 		beam.TypeDefinition{Var: beam.YType, T: in.lateType})
-	return Outputs{Records: in.windows.restore(s.Scope("results"), results, lateness), Late: in.windows.restore(s.Scope("late"), late, lateness)}
+	return Outputs{Records: in.windows.Restore(s.Scope("results"), results, lateness), Late: in.windows.Restore(s.Scope("late"), late, lateness)}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // SweepElement is one element of a key for Sweep.
@@ -31,7 +32,7 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 	buckets := cfg.boundedBuckets()
 	groups := map[int64][]match.Entry[[]byte]{}
 	for _, e := range elements {
-		first, last := buckets.placement(e.Time)
+		first, last := buckets.Placement(e.Time)
 		for b := first; b <= last; b++ {
 			groups[b] = append(groups[b], match.Entry[[]byte]{Side: e.Side.core(), Time: e.Time, Value: []byte(e.Value)})
 		}
@@ -45,8 +46,8 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 	var peak int
 	var owner int64
 	out := sweepOutput{
-		owns: func(t int64) bool { return buckets.owns(owner, t) },
-		record: func(ts int64, r record) {
+		owns: func(t int64) bool { return buckets.Owns(owner, t) },
+		record: func(ts int64, r raw.Record) {
 			records = append(records, fmt.Sprintf("%v %s %s t=%d", r.Kind, side(r.HasLeft, r.Left, r.LeftTime), side(r.HasRight, r.Right, r.RightTime), ts))
 		},
 		late: func(e match.Entry[[]byte]) {

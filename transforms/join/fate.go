@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // Outcome is what finally became of an input element of a join. Every
@@ -75,20 +76,20 @@ type Fate[K any] struct {
 // none.
 
 func init() {
-	register.DoFn5x0[beam.EventTime, beam.X, record, func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, fateRecord)](&splitFatesFn{})
+	register.DoFn5x0[beam.EventTime, beam.X, raw.Record, func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, fateRecord)](&splitFatesFn{})
 }
 
 // kindFate is the least Kind of a fate record among an interval join's raw
 // records; no Result has it.
-const kindFate Kind = 0x80
+const kindFate raw.Kind = 0x80
 
 // fateRecordOf is the raw record of the fate f of an element of side s at
 // time t (milliseconds); it carries no value.
-func fateRecordOf(s match.Side, t int64, f match.Fate) record {
+func fateRecordOf(s match.Side, t int64, f match.Fate) raw.Record {
 	if s == match.Left {
-		return record{Kind: kindFate + Kind(f), HasLeft: true, LeftTime: t}
+		return raw.Record{Kind: kindFate + raw.Kind(f), HasLeft: true, LeftTime: t}
 	}
-	return record{Kind: kindFate + Kind(f), HasRight: true, RightTime: t}
+	return raw.Record{Kind: kindFate + raw.Kind(f), HasRight: true, RightTime: t}
 }
 
 // outcomeOf is the Outcome of the matching core's fate f.
@@ -107,7 +108,7 @@ func outcomeOf(f match.Fate) Outcome {
 }
 
 // emitFate emits the fate f of x if the join tracks fates, at x's time.
-func (j *joiner) emitFate(key beam.X, s match.Side, t int64, f match.Fate, emit func(beam.EventTime, beam.X, record)) {
+func (j *joiner) emitFate(key beam.X, s match.Side, t int64, f match.Fate, emit func(beam.EventTime, beam.X, raw.Record)) {
 	if j.Fates {
 		emit(beam.EventTime(t), key, fateRecordOf(s, t, f))
 	}
@@ -117,7 +118,7 @@ func (j *joiner) emitFate(key beam.X, s match.Side, t int64, f match.Fate, emit 
 // fate records.
 type splitFatesFn struct{}
 
-func (splitFatesFn) ProcessElement(et beam.EventTime, key beam.X, r record, emit func(beam.EventTime, beam.X, record), emitFate func(beam.EventTime, beam.X, fateRecord)) {
+func (splitFatesFn) ProcessElement(et beam.EventTime, key beam.X, r raw.Record, emit func(beam.EventTime, beam.X, raw.Record), emitFate func(beam.EventTime, beam.X, fateRecord)) {
 	if r.Kind < kindFate {
 		emit(et, key, r)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // Interval joins left, a PCollection<KV<K,L>>, with right, a
@@ -81,31 +82,31 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err != nil {
 		return Outputs{}, err
 	}
-	var raw, rawLate, tagged beam.PCollection
+	var records, late, tagged beam.PCollection
 	if !cfg.bounded { // the bounded path flattens its gathered sides
-		if tagged, err = flattenSides(s, op, in.Sides); err != nil {
+		if tagged, err = raw.Flatten(s, op, in.Sides); err != nil {
 			return Outputs{}, err
 		}
 	}
 	switch {
 	case cfg.bounded:
-		raw, rawLate, err = joinBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
+		records, late, err = joinBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
 	case cfg.split:
-		raw, rawLate = joinSplit(s.Scope("split"), cfg, in.Key, tagged)
+		records, late = joinSplit(s.Scope("split"), cfg, in.Key, tagged)
 	default:
-		raw, rawLate = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), tagged)
+		records, late = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), tagged)
 	}
 	if err != nil {
 		return Outputs{}, err
 	}
 	if !cfg.trackFates {
-		return in.outputs(s, raw, rawLate, cfg.lateness), nil
+		return in.outputs(s, records, late, cfg.lateness), nil
 	}
-	raw, fates, err := intervalFates[K, L, R](s, raw)
+	records, fates, err := intervalFates[K, L, R](s, records)
 	if err != nil {
 		return Outputs{}, err
 	}
-	out := in.outputs(s, raw, rawLate, cfg.lateness)
+	out := in.outputs(s, records, late, cfg.lateness)
 	out.Fates = fates
 	return out, nil
 }

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
@@ -27,13 +26,14 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bounded"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/runnerkey"
 )
 
 func init() {
-	register.DoFn4x1[beam.EventTime, beam.X, encoded, func(beam.EventTime, []byte, []part), error](&bucketGatherFn{})
-	register.Emitter3[beam.EventTime, []byte, []part]()
-	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []part,
-		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&sweepFn{})
+	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []bounded.Part,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&sweepFn{})
 }
 
 // Bounded makes Interval or AsOf run their bounded-input path, for inputs
@@ -100,54 +100,32 @@ func Bounded() Option {
 	return optionFunc(func(c *config) { c.bounded = true; c.set |= setBounded })
 }
 
-// gatherBytes is how many bytes of values the bounded paths' gatherers
-// hold, by default, before they hand them on.
-const gatherBytes = 16 << 20
-
 // joinBounded is the bounded path: sides, each side's tagged
 // PCollection<KV<K, encoded>>, become the join's records and its late
 // elements, the same PCollections the streaming path's stateful DoFn
 // produces. key is the coder of K, with which a group's key is written; op
 // names the join in errors.
-func joinBounded(s beam.Scope, op string, cfg config, key coders.Element, sides [2]beam.PCollection) (raw, rawLate beam.PCollection, err error) {
-	hold := gatherBytes
-	if cfg.gatherBytes > 0 {
-		hold = cfg.gatherBytes
-	}
+func joinBounded(s beam.Scope, op string, cfg config, key coders.Element, sides [2]beam.PCollection) (records, late beam.PCollection, err error) {
 	buckets := cfg.boundedBuckets()
-	shards := boundedShards
-	if cfg.boundedShards > 0 {
-		shards = cfg.boundedShards
-	}
-	placed, err := gatherSides(s, op, sides, func() any { return &bucketGatherFn{Hold: hold, Buckets: buckets, Shards: shards, Key: key} })
+	placed, err := bounded.Gather(s, op, sides, bounded.Gathering{Buckets: buckets, Key: key, Hold: cfg.gatherBytes, Shards: cfg.boundedShards})
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
 	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key, Fates: cfg.trackFates}
-	fn.Groups, fn.Release = newBoundedState()
+	fn.Groups, fn.Release = bounded.NewState()
 	keyType := beam.TypeDefinition{Var: beam.XType, T: sides[Left].Type().Components()[0].Type()}
-	raw, rawLate = beam.ParDo2(s, fn, placed, keyType)
-	return raw, rawLate, nil
+	records, late = beam.ParDo2(s, fn, placed, keyType)
+	return records, late, nil
 }
 
-// gatherSides runs a gathering DoFn, made by gather, on each side in its
-// own scope and flattens the two: gathered before the Flatten, so that a
-// runner that runs a Flatten itself (Prism does, as a stage of its own)
-// handles one element per group, side and bundle rather than every input
-// element.
-func gatherSides(s beam.Scope, op string, sides [2]beam.PCollection, gather func() any) (beam.PCollection, error) {
-	var gathered [2]beam.PCollection
-	for side, in := range sides {
-		gathered[side] = beam.ParDo(s.Scope(Side(side).String()), gather(), in)
-	}
-	return flattenSides(s, op, gathered)
-}
+// minBoundedBucket is the narrowest default bucket: one second, so that
+// bounds of a few milliseconds do not cut a key into a group per element.
+const minBoundedBucket = 1000
 
-// bucketing is how the bounded path cuts a key's elements into groups by
-// event time, as band joins are partitioned. Bucket b holds the elements
-// with b*Width <= time < (b+1)*Width, which it owns, and as context those
-// up to Back before its start and up to Ahead after its end (exclusive):
-// everything its sweep must see to decide what its own elements make.
+// boundedBuckets is the bounded path's bucketing: BoundedBucket's width,
+// or by default eight times the context a bucket needs (Back + Ahead, at
+// least minBoundedBucket), so that placing the context costs at most an
+// eighth more grouping.
 //
 // The rules, with S = max(-lower, upper, 0) the farthest a partner can be
 // from an element, either way:
@@ -167,25 +145,13 @@ func gatherSides(s beam.Scope, op string, sides [2]beam.PCollection, gather func
 // exactly once, as one sweep of the whole key gives them. Eviction under
 // MaxBufferedPerKey does depend on when cleanup ran, and so on the key's
 // whole history: then Width is 0, one group per key.
-type bucketing struct {
-	Width, Back, Ahead int64 // milliseconds; Width 0: one group per key
-}
-
-// minBoundedBucket is the narrowest default bucket: one second, so that
-// bounds of a few milliseconds do not cut a key into a group per element.
-const minBoundedBucket = 1000
-
-// boundedBuckets is the bounded path's bucketing: BoundedBucket's width,
-// or by default eight times the context a bucket needs (Back + Ahead, at
-// least minBoundedBucket), so that placing the context costs at most an
-// eighth more grouping.
-func (c config) boundedBuckets() bucketing {
+func (c config) boundedBuckets() bounded.Buckets {
 	if c.maxBuffered > 0 {
-		return bucketing{}
+		return bounded.Buckets{}
 	}
 	lo, hi := c.bounds.Millis()
 	reach := max(-lo, hi, 0)
-	b := bucketing{Back: reach, Ahead: reach}
+	b := bounded.Buckets{Back: reach, Ahead: reach}
 	if c.emit == EmitRetract {
 		b.Back = 2 * reach
 	}
@@ -196,61 +162,10 @@ func (c config) boundedBuckets() bucketing {
 	return b
 }
 
-// placement returns the buckets an element at time t is placed in: first
-// to last, its own among them.
-func (b bucketing) placement(t int64) (first, last int64) {
-	if b.Width == 0 {
-		return 0, 0
-	}
-	return floorDiv(t-b.Ahead, b.Width), floorDiv(t+b.Back, b.Width)
-}
-
-// hold is the timestamp of the gathered elements of runner key rk
-// (groupKey), which the bounded path's timer holds the output watermark
-// at until they are swept: the earliest time its bucket can hold, or
-// under one group per key (Width 0) the start of time.
-func (b bucketing) hold(rk []byte) beam.EventTime {
-	bucket, _, err := splitGroupKey(rk)
-	if b.Width == 0 || err != nil {
-		return noEarlierHold
-	}
-	return beam.EventTime(bucket*b.Width - b.Back)
-}
-
-// owns reports whether bucket owns an element at time t.
-func (b bucketing) owns(bucket, t int64) bool {
-	return b.Width == 0 || floorDiv(t, b.Width) == bucket
-}
-
-// floorDiv is a/b rounded towards minus infinity, for b > 0.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && a < 0 {
-		q--
-	}
-	return q
-}
-
-// groupKey is the runner key of a time bucket b of the join key (or, in
-// the bounded path, the shard of keys) encoded as rest: the bucket in 8
-// bytes, then rest. The split layout's buckets and the bounded path's
-// stateful step are keyed by it.
-func groupKey(b int64, rest []byte) []byte {
-	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(rest)), uint64(b)), rest...)
-}
-
-// splitGroupKey is groupKey's inverse.
-func splitGroupKey(g []byte) (b int64, rest []byte, err error) {
-	if len(g) < 8 {
-		return 0, nil, fmt.Errorf("beamjoin: join.Interval: group key of %d bytes, want at least 8", len(g))
-	}
-	return int64(binary.BigEndian.Uint64(g)), g[8:], nil
-}
-
 // decodeGroupKey splits a split layout's group key into its bucket and
 // the join's key, decoded with c.
 func decodeGroupKey(c coders.Element, g []byte) (int64, beam.X, error) {
-	b, k, err := splitGroupKey(g)
+	b, k, err := runnerkey.Split(g)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -259,54 +174,6 @@ func decodeGroupKey(c coders.Element, g []byte) (int64, beam.X, error) {
 		return 0, nil, fmt.Errorf("beamjoin: join.Interval: group key: %w", err)
 	}
 	return b, key, nil
-}
-
-// bucketGatherFn stamps each tagged value with its event time, places it
-// in its key's buckets (bucketing), and gathers a bundle's placements by
-// runner key of the stateful step, a bucket and a shard of the keys
-// (groupKey, shardOf), so that the step gets one element per runner key
-// and bundle rather than one per value: a runner's cost per element
-// (Prism's above all) and the step's state calls then fall with the
-// number of runner keys, not of values or keys. It holds at most Hold
-// bytes of values (counting 40 more for each) and hands everything on
-// when it would hold more, and at the end of the bundle, each element at
-// its runner key's hold (bucketing.hold). The order does not matter: the
-// sweep sorts a group's values.
-type bucketGatherFn struct {
-	Hold    int
-	Buckets bucketing
-	Shards  int
-	Key     coders.Element
-
-	g gatherer
-}
-
-// Setup readies the key coder.
-func (f *bucketGatherFn) Setup() error { return f.Key.Setup() }
-
-func (f *bucketGatherFn) ProcessElement(et beam.EventTime, key beam.X, in encoded, emit func(beam.EventTime, []byte, []part)) error {
-	k, err := f.Key.Encode(key)
-	if err != nil {
-		return fmt.Errorf("beamjoin: join.Interval: bounded path: key %v: %w", key, err)
-	}
-	shard := appendShard(nil, shardOf(k, f.Shards))
-	t := timed{Side: in.Side, Time: et.Milliseconds(), Value: in.Value}
-	first, last := f.Buckets.placement(t.Time)
-	for b := first; b <= last; b++ {
-		f.g.add(string(groupKey(b, shard)), string(k), t)
-	}
-	if f.g.held > f.Hold {
-		f.g.flush(f.Buckets.hold, emit)
-	}
-	return nil
-}
-
-// StartBundle drops what a failed bundle may have left.
-func (f *bucketGatherFn) StartBundle(func(beam.EventTime, []byte, []part)) { f.g.reset() }
-
-// FinishBundle hands on the bundle's groups.
-func (f *bucketGatherFn) FinishBundle(emit func(beam.EventTime, []byte, []part)) {
-	f.g.flush(f.Buckets.hold, emit)
 }
 
 // sweepFn joins the groups of one runner key, a bucket of a shard of the
@@ -318,7 +185,7 @@ type sweepFn struct {
 	Rules        match.Rules
 	MaxBuffered  int
 	CleanupEvery int64
-	Buckets      bucketing
+	Buckets      bounded.Buckets
 	Key          coders.Element
 	Fates        bool // TrackFates
 	// Groups and Release collect the groups' values (boundedGroups).
@@ -329,22 +196,22 @@ type sweepFn struct {
 // Setup readies the key coder.
 func (f *sweepFn) Setup() error { return f.Key.Setup() }
 
-func (f *sweepFn) ProcessElement(_ context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, _ []byte, parts []part,
-	_ func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
-	return groupsOf(&f.Groups, &f.Release).add("join.Interval", sp, tp, et, parts)
+func (f *sweepFn) ProcessElement(_ context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, _ []byte, parts []bounded.Part,
+	_ func(beam.EventTime, beam.X, raw.Record), _ func(beam.EventTime, beam.X, raw.Encoded)) error {
+	return bounded.GroupsOf(&f.Groups, &f.Release).Add("join.Interval", sp, tp, et, parts)
 }
 
 func (f *sweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, rk []byte, tc timers.Context,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
-	byKey, ok, err := groupsOf(&f.Groups, &f.Release).release("join.Interval", sp, tc.Tag)
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
+	byKey, ok, err := bounded.GroupsOf(&f.Groups, &f.Release).Release("join.Interval", sp, tc.Tag)
 	if !ok || err != nil {
 		return err
 	}
-	bucket, _, err := splitGroupKey(rk)
+	bucket, _, err := runnerkey.Split(rk)
 	if err != nil {
 		return err
 	}
-	for _, k := range sortedKeys(byKey) {
+	for _, k := range bounded.SortedKeys(byKey) {
 		key, err := f.Key.Decode([]byte(k))
 		if err != nil {
 			return fmt.Errorf("beamjoin: join.Interval: bounded path: decoding a key: %w", err)
@@ -357,17 +224,17 @@ func (f *sweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Prov
 // sweep joins the values of one key's group in bucket and emits what the
 // group owns.
 func (f *sweepFn) sweep(ctx context.Context, bucket int64, key beam.X, entries []match.Entry[[]byte],
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
 	var held int64
 	for _, e := range entries {
 		held += int64(len(e.Value)) + sweptEntryBytes
 	}
 	counters.boundedGroupBytes.Update(ctx, held)
 	out := sweepOutput{
-		owns:   func(t int64) bool { return f.Buckets.owns(bucket, t) },
-		record: func(ts int64, r record) { emit(beam.EventTime(ts), key, r) },
+		owns:   func(t int64) bool { return f.Buckets.Owns(bucket, t) },
+		record: func(ts int64, r raw.Record) { emit(beam.EventTime(ts), key, r) },
 		late: func(e match.Entry[[]byte]) {
-			emitLate(beam.EventTime(e.Time), key, encoded{Side: uint8(e.Side), Value: e.Value})
+			emitLate(beam.EventTime(e.Time), key, raw.Encoded{Side: uint8(e.Side), Value: e.Value})
 		},
 		bufferedAt: func(n int) { counters.bufferedPerKey.Update(ctx, int64(n)) },
 		fates:      f.Fates,
@@ -440,7 +307,7 @@ type sweepOutput struct {
 	// owns reports whether the group owns an element at a time: only what
 	// it owns is emitted and counted (see bucketing). Nil owns everything.
 	owns       func(t int64) bool
-	record     func(ts int64, r record)
+	record     func(ts int64, r raw.Record)
 	late       func(e match.Entry[[]byte])
 	bufferedAt func(n int) // the key's buffered count after an arrival
 	fates      bool        // emit each element's fate record (TrackFates)
@@ -463,7 +330,7 @@ func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arri
 		return
 	}
 	for _, x := range a.Retracted {
-		o.record(x.Time, single(KindRetract, x))
+		o.record(x.Time, single(raw.Retract, x))
 		o.retracted++
 	}
 	for _, x := range a.Partners {
@@ -471,14 +338,14 @@ func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arri
 		if e.Side == match.Right {
 			l, rt = x, e
 		}
-		o.record(max(l.Time, rt.Time), record{
-			Kind: KindPair, HasLeft: true, HasRight: true,
+		o.record(max(l.Time, rt.Time), raw.Record{
+			Kind: raw.Pair, HasLeft: true, HasRight: true,
 			LeftTime: l.Time, RightTime: rt.Time, Left: l.Value, Right: rt.Value,
 		})
 	}
 	o.pairs += int64(len(a.Partners))
 	if a.Unmatched {
-		o.record(e.Time, single(KindUnmatched, e))
+		o.record(e.Time, single(raw.Unmatched, e))
 		o.unmatchedOut[e.Side]++
 	}
 	o.buffered++
@@ -491,7 +358,7 @@ func (o *sweepOutput) removed(r match.Rules, xs []match.Entry[[]byte], evicted b
 			continue
 		}
 		if r.UnmatchedOnRemoval(x.Side, x.Matched) {
-			o.record(x.Time, single(KindUnmatched, x))
+			o.record(x.Time, single(raw.Unmatched, x))
 			o.unmatchedOut[x.Side]++
 		}
 		o.countFate(x.Side, x.Time, r.FateOf(x.Side, x.Matched, evicted))

@@ -18,46 +18,12 @@ import (
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 func init() {
-	register.DoFn3x1[beam.X, beam.Y, func(beam.X, encoded), error](&encodeFn{})
-	register.Emitter2[beam.X, encoded]()
-	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
-		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&intervalFn{})
-	register.Emitter3[beam.EventTime, beam.X, record]()
-	register.Emitter3[beam.EventTime, beam.X, encoded]()
-}
-
-// encoded is a value tagged with its side and encoded with its input's coder.
-type encoded struct {
-	Side  uint8
-	Value []byte
-}
-
-// encodeFn tags one side's values and encodes them.
-type encodeFn struct {
-	Side  Side
-	Value coders.Element
-}
-
-func (f *encodeFn) Setup() error { return f.Value.Setup() }
-
-func (f *encodeFn) ProcessElement(k beam.X, v beam.Y, emit func(beam.X, encoded)) error {
-	b, err := f.Value.Encode(v)
-	if err != nil {
-		return err
-	}
-	emit(k, encoded{Side: uint8(f.Side), Value: b})
-	return nil
-}
-
-// record is a join record before its values are decoded.
-type record struct {
-	Kind                Kind
-	HasLeft, HasRight   bool
-	LeftTime, RightTime int64
-	Left, Right         []byte
+	register.DoFn9x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&intervalFn{})
 }
 
 // intervalDoFn is the default layout's joiner and the methods of its
@@ -70,11 +36,11 @@ func (f *intervalDoFn) Setup() error { return f.Join.Key.Setup() }
 
 // StartBundle and FinishBundle drop the bundle's cache of key states. (The
 // SDK requires them to declare ProcessElement's emitters.)
-func (f *intervalDoFn) StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+func (f *intervalDoFn) StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) {
 	f.Join.forget()
 }
 
-func (f *intervalDoFn) FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+func (f *intervalDoFn) FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) {
 	f.Join.forget()
 }
 
@@ -87,13 +53,13 @@ type intervalFn struct {
 	Cleanup timers.EventTime
 }
 
-func (f *intervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+func (f *intervalFn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	return f.Join.process(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, et, key, in, emit, emitLate)
 }
 
 func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
-	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	emit func(beam.EventTime, beam.X, raw.Record), _ func(beam.EventTime, beam.X, raw.Encoded)) error {
 	return f.Join.cleanup(ctx, stores{sp: sp, tp: tp, buffer: &f.Buffer, cleanup: &f.Cleanup}, w, key, firedOf(tc, et), emit)
 }
 
@@ -133,8 +99,8 @@ type joiner struct {
 
 // process joins an arriving element and buffers it, unless UniqueLeft
 // decides it at once.
-func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in encoded,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.EventTime, key beam.X, in raw.Encoded,
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
 		return err
@@ -192,7 +158,7 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 // buffer adds e, which has just arrived and been joined, to its key's
 // buffer in state: one append, or a rewrite when the size cap evicts or
 // the bag holds enough dead elements.
-func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState, e match.Entry[[]byte], emit func(beam.EventTime, beam.X, record)) error {
+func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState, e match.Entry[[]byte], emit func(beam.EventTime, beam.X, raw.Record)) error {
 	counters.buffered.Inc(ctx, 1)
 	ks.inBag++ // appended, or rewritten below
 	switch {
@@ -220,16 +186,16 @@ func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState
 
 // rewrite writes ks back to state without the cleanup records its bag
 // holds, after counting what they removed (settle, store).
-func (j *joiner) rewrite(ctx context.Context, st stores, key beam.X, ks *keyState, emit func(beam.EventTime, beam.X, record)) error {
+func (j *joiner) rewrite(ctx context.Context, st stores, key beam.X, ks *keyState, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	j.settle(ctx, key, ks, emit)
 	return j.store(st, ks)
 }
 
 // arrived emits what the arrival a of e makes: retractions, pairs and
 // e's unmatched record.
-func (j *joiner) arrived(ctx context.Context, key beam.X, e match.Entry[[]byte], a match.Arrival[[]byte], emit func(beam.EventTime, beam.X, record)) {
+func (j *joiner) arrived(ctx context.Context, key beam.X, e match.Entry[[]byte], a match.Arrival[[]byte], emit func(beam.EventTime, beam.X, raw.Record)) {
 	for _, x := range a.Retracted {
-		emit(beam.EventTime(x.Time), key, single(KindRetract, x))
+		emit(beam.EventTime(x.Time), key, single(raw.Retract, x))
 		counters.retractions.Inc(ctx, 1)
 	}
 	for _, x := range a.Partners {
@@ -237,28 +203,28 @@ func (j *joiner) arrived(ctx context.Context, key beam.X, e match.Entry[[]byte],
 		if e.Side == match.Right {
 			l, r = x, e
 		}
-		emit(beam.EventTime(max(l.Time, r.Time)), key, record{
-			Kind: KindPair, HasLeft: true, HasRight: true,
+		emit(beam.EventTime(max(l.Time, r.Time)), key, raw.Record{
+			Kind: raw.Pair, HasLeft: true, HasRight: true,
 			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
 		})
 	}
 	counters.pairs.Inc(ctx, int64(len(a.Partners)))
 	if a.Unmatched {
-		emit(beam.EventTime(e.Time), key, single(KindUnmatched, e))
+		emit(beam.EventTime(e.Time), key, single(raw.Unmatched, e))
 		counters.unmatchedOut[e.Side].Inc(ctx, 1)
 	}
 }
 
 // late reports e, which the join does not take, to the late output.
-func (j *joiner) late(ctx context.Context, key beam.X, e match.Entry[[]byte], et beam.EventTime, in encoded,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+func (j *joiner) late(ctx context.Context, key beam.X, e match.Entry[[]byte], et beam.EventTime, in raw.Encoded,
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
 	counters.fate[e.Side][match.Late].Inc(ctx, 1)
 	j.emitFate(key, e.Side, e.Time, match.Late, emit)
 	emitLate(et, key, in)
 }
 
 // remove accounts for an element leaving the buffer.
-func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
+func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, raw.Record)) {
 	j.account(ctx, key, x, evicted, emit)
 	counters.buffered.Inc(ctx, -1)
 }
@@ -266,9 +232,9 @@ func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], 
 // account gives x, which leaves the join (or, under UniqueLeft, is never
 // buffered), its fate, emitting it as unmatched if the emission mode says
 // so.
-func (j *joiner) account(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, record)) {
+func (j *joiner) account(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, raw.Record)) {
 	if j.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
-		emit(beam.EventTime(x.Time), key, single(KindUnmatched, x))
+		emit(beam.EventTime(x.Time), key, single(raw.Unmatched, x))
 		counters.unmatchedOut[x.Side].Inc(ctx, 1)
 	}
 	f := j.Rules.FateOf(x.Side, x.Matched, evicted)
@@ -277,17 +243,17 @@ func (j *joiner) account(ctx context.Context, key beam.X, x match.Entry[[]byte],
 }
 
 // single is an unmatched or retract record for x.
-func single(kind Kind, x match.Entry[[]byte]) record {
+func single(kind raw.Kind, x match.Entry[[]byte]) raw.Record {
 	if x.Side == match.Left {
-		return record{Kind: kind, HasLeft: true, LeftTime: x.Time, Left: x.Value}
+		return raw.Record{Kind: kind, HasLeft: true, LeftTime: x.Time, Left: x.Value}
 	}
-	return record{Kind: kind, HasRight: true, RightTime: x.Time, Right: x.Value}
+	return raw.Record{Kind: kind, HasRight: true, RightTime: x.Time, Right: x.Value}
 }
 
 // cleanup is the timer's firing f: remove what has expired, or forget a key
 // that holds only progress; a stale firing changes nothing (see firing). A
 // record timer's firing appends a cleanup record (cleanupRecord).
-func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, f fired, emit func(beam.EventTime, beam.X, record)) error {
+func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, f fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	if f.tag == recordTag && j.AppendCleanup {
 		return j.cleanupRecord(ctx, st, w, key, f.at)
 	}
@@ -325,7 +291,7 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 // progress is due to be forgotten, and the runner timers still set for it
 // (pending): the key is new to the join from now on, on every worker
 // alike.
-func (j *joiner) forgetKey(ctx context.Context, st stores, key beam.X, ks *keyState, pending []armed, emit func(beam.EventTime, beam.X, record)) error {
+func (j *joiner) forgetKey(ctx context.Context, st stores, key beam.X, ks *keyState, pending []armed, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	j.settle(ctx, key, ks, emit)
 	if err := st.buffer.Clear(st.sp); err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: clearing state: %w", err)

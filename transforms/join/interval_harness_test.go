@@ -26,6 +26,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // memState is one key's user state in memory: the bag states the join
@@ -155,18 +156,18 @@ type splitHarness struct {
 // bundler starts and finishes a bundle: the default layout's DoFn, or
 // both of the split layout's.
 type bundler interface {
-	StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
-	FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded))
+	StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
 }
 
 // StartBundle starts a bundle on both stages.
-func (sh *splitHarness) StartBundle(emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+func (sh *splitHarness) StartBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
 	sh.spread.StartBundle(nil)
 	sh.bucket.StartBundle(emit, emitLate)
 }
 
 // FinishBundle finishes the bundle on both stages.
-func (sh *splitHarness) FinishBundle(emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) {
+func (sh *splitHarness) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
 	sh.spread.FinishBundle(nil)
 	sh.bucket.FinishBundle(emit, emitLate)
 }
@@ -182,10 +183,10 @@ func bundlerOf(fn harnessFn, split *splitHarness) bundler {
 // harnessFn is the default layout's stateful DoFn.
 type harnessFn interface {
 	bundler
-	ProcessElement(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
-		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) error
+	ProcessElement(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
 	OnTimer(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, timers.Context,
-		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) error
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
 }
 
 // newHarness returns a harness for a join with these rules and cleanup
@@ -304,9 +305,9 @@ func (h *harness) stores(key string) (*memState, memTimers) {
 	return h.states[key], h.timers[key]
 }
 
-func (h *harness) emit(_ beam.EventTime, key beam.X, r record) {
+func (h *harness) emit(_ beam.EventTime, key beam.X, r raw.Record) {
 	switch {
-	case r.Kind == KindPair:
+	case r.Kind == raw.Pair:
 		h.out = append(h.out, fmt.Sprintf("pair %v %s@%d %s@%d", key, r.Left, r.LeftTime, r.Right, r.RightTime))
 	case r.HasLeft:
 		h.out = append(h.out, fmt.Sprintf("%v %v %s@%d -", r.Kind, key, r.Left, r.LeftTime))
@@ -315,7 +316,7 @@ func (h *harness) emit(_ beam.EventTime, key beam.X, r record) {
 	}
 }
 
-func (h *harness) emitLate(et beam.EventTime, key beam.X, in encoded) {
+func (h *harness) emitLate(et beam.EventTime, key beam.X, in raw.Encoded) {
 	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", Side(in.Side), key, in.Value, et.Milliseconds()))
 }
 
@@ -340,7 +341,7 @@ func (h *harness) element(side Side, ms int64, key, value string) {
 	}
 	sp, tp := h.stores(key)
 	err := h.fn.ProcessElement(h.ctx, window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key,
-		encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate)
+		raw.Encoded{Side: uint8(side), Value: []byte(value)}, h.emit, h.emitLate)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -408,7 +409,7 @@ func (h *harness) splitElement(side Side, ms int64, key, value string) {
 	h.t.Helper()
 	sp, tp := h.stores("k:" + key)
 	var sent []sentPiece
-	err := h.split.spread.ProcessElement(h.ctx, beam.EventTime(ms), sp, tp, key, encoded{Side: uint8(side), Value: []byte(value)},
+	err := h.split.spread.ProcessElement(h.ctx, beam.EventTime(ms), sp, tp, key, raw.Encoded{Side: uint8(side), Value: []byte(value)},
 		func(at beam.EventTime, g []byte, p piece) { sent = append(sent, sentPiece{at, g, p}) })
 	if err != nil {
 		h.t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/runnerkey"
 )
 
 func init() {
@@ -88,7 +89,7 @@ type splitting struct {
 }
 
 // bucketOf is the bucket that owns an element at time t.
-func (sp splitting) bucketOf(t int64) int64 { return floorDiv(t, sp.Width) }
+func (sp splitting) bucketOf(t int64) int64 { return runnerkey.FloorDiv(t, sp.Width) }
 
 // owns reports whether bucket b owns an element at time t.
 func (sp splitting) owns(b, t int64) bool { return sp.bucketOf(t) == b }

@@ -21,24 +21,17 @@ import (
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/runnerkey"
 )
 
 func init() {
-	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
 		func(beam.EventTime, []byte, piece), error](&spreadFn{})
 	register.Emitter3[beam.EventTime, []byte, piece]()
 	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, piece,
-		func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded), error](&bucketFn{})
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&bucketFn{})
 }
-
-// maxStateValue is the most bytes the split layout writes in one state
-// value: a bucket rewritten by cleanup is written as chunks of at most this
-// size (an element larger than it alone in its chunk). A mebibyte is far
-// under the 80 MB Dataflow's Streaming Engine takes in one value and the
-// roughly 180 MB it takes in one key's commit, and under the 2 GiB RocksDB
-// takes in one value on Flink, where a bag is one merged value: there the
-// size of a bucket's whole bag counts, which its width bounds.
-const maxStateValue = 1 << 20
 
 // spreadFn is the split layout's first stage, keyed by the join's key.
 type spreadFn struct {
@@ -53,7 +46,7 @@ func (f *spreadFn) Setup() error { return f.Spread.Key.Setup() }
 func (f *spreadFn) StartBundle(func(beam.EventTime, []byte, piece))  { f.Spread.cache.clear() }
 func (f *spreadFn) FinishBundle(func(beam.EventTime, []byte, piece)) { f.Spread.cache.clear() }
 
-func (f *spreadFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+func (f *spreadFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
 	emit func(beam.EventTime, []byte, piece)) error {
 	return f.Spread.process(ctx, splitStores{sp: sp, tp: tp, bag: &f.Ticks, timer: &f.Tick}, et, key, in, emit)
 }
@@ -245,7 +238,7 @@ func (s *spreader) timerFor(ks *keyState) timer {
 // bucket only, marked late; else to its own bucket and those of its
 // partner range, after adding the multiple it expires at to the key's
 // runs if they lack it (one state call).
-func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTime, key beam.X, in encoded,
+func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTime, key beam.X, in raw.Encoded,
 	emit func(beam.EventTime, []byte, piece)) error {
 	ks, err := s.load(ctx, st, key)
 	if err != nil {
@@ -254,7 +247,7 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 	defer s.cache.resized(ks)
 	side, t := match.Side(in.Side), et.Milliseconds()
 	if s.Rules.IsLate(side, t, ks.b.Progress) {
-		emit(et, groupKey(s.Split.bucketOf(t), ks.key), piece{Side: in.Side, Late: true, Time: t, Value: in.Value})
+		emit(et, runnerkey.Bucket(s.Split.bucketOf(t), ks.key), piece{Side: in.Side, Late: true, Time: t, Value: in.Value})
 		return nil
 	}
 	before := ks.timer
@@ -270,7 +263,7 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 		ks.inBag++
 	}
 	s.Split.buckets(s.Rules, side, t, func(b int64) {
-		emit(et, groupKey(b, ks.key), piece{Side: in.Side, Time: t, Value: in.Value})
+		emit(et, runnerkey.Bucket(b, ks.key), piece{Side: in.Side, Time: t, Value: in.Value})
 	})
 	ks.timer = s.timerFor(ks)
 	moveTimers(st, plainArmed(before), ks.timer)
@@ -338,21 +331,21 @@ type bucketFn struct {
 func (f *bucketFn) Setup() error { return f.Bucket.Key.Setup() }
 
 // StartBundle and FinishBundle drop the bundle's cache of bucket states.
-func (f *bucketFn) StartBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+func (f *bucketFn) StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) {
 	f.Bucket.cache.clear()
 }
 
-func (f *bucketFn) FinishBundle(func(beam.EventTime, beam.X, record), func(beam.EventTime, beam.X, encoded)) {
+func (f *bucketFn) FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) {
 	f.Bucket.cache.clear()
 }
 
 func (f *bucketFn) ProcessElement(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, group []byte, in piece,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	return f.Bucket.process(ctx, splitStores{sp: sp, tp: tp, bag: &f.Buffer, timer: &f.Cleanup}, group, in, emit, emitLate)
 }
 
 func (f *bucketFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, group []byte, tc timers.Context,
-	emit func(beam.EventTime, beam.X, record), _ func(beam.EventTime, beam.X, encoded)) error {
+	emit func(beam.EventTime, beam.X, raw.Record), _ func(beam.EventTime, beam.X, raw.Encoded)) error {
 	return f.Bucket.cleanup(ctx, splitStores{sp: sp, tp: tp, bag: &f.Buffer, timer: &f.Cleanup}, group, firedOf(tc, et), emit)
 }
 
@@ -378,7 +371,7 @@ func (j *bucketJoiner) load(ctx context.Context, st splitStores, group []byte) (
 	ck := cacheKey{string(group), window.GlobalWindow{}}
 	if !j.NoCache {
 		if ks, ok := j.cache.get(ctx, ck); ok {
-			bucket, _, err := splitGroupKey(group)
+			bucket, _, err := runnerkey.Split(group)
 			return ks, bucket, err
 		}
 	}
@@ -434,7 +427,7 @@ func (j *bucketJoiner) timerFor(ks *keyState, bucket int64) timer {
 // process joins an arriving piece and buffers it, or reports it if the
 // first stage judged it late.
 func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte, in piece,
-	emit func(beam.EventTime, beam.X, record), emitLate func(beam.EventTime, beam.X, encoded)) error {
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	side := match.Side(in.Side)
 	if in.Late {
 		_, key, err := decodeGroupKey(j.Key, group)
@@ -444,7 +437,7 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 		counters.in[side].Inc(ctx, 1)
 		counters.fate[side][match.Late].Inc(ctx, 1)
 		j.emitFate(key, side, in.Time, match.Late, emit)
-		emitLate(beam.EventTime(in.Time), key, encoded{Side: in.Side, Value: in.Value})
+		emitLate(beam.EventTime(in.Time), key, raw.Encoded{Side: in.Side, Value: in.Value})
 		return nil
 	}
 	ks, bucket, err := j.load(ctx, st, group)
@@ -463,7 +456,7 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 	}
 	for _, x := range a.Retracted {
 		if j.Split.owns(bucket, x.Time) {
-			emit(beam.EventTime(x.Time), key, single(KindRetract, x))
+			emit(beam.EventTime(x.Time), key, single(raw.Retract, x))
 			counters.retractions.Inc(ctx, 1)
 		}
 	}
@@ -476,8 +469,8 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 		if !j.Split.owns(bucket, l.Time) {
 			continue
 		}
-		emit(beam.EventTime(max(l.Time, r.Time)), key, record{
-			Kind: KindPair, HasLeft: true, HasRight: true,
+		emit(beam.EventTime(max(l.Time, r.Time)), key, raw.Record{
+			Kind: raw.Pair, HasLeft: true, HasRight: true,
 			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
 		})
 		pairs++
@@ -491,7 +484,7 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 	if own {
 		counters.in[side].Inc(ctx, 1)
 		if a.Unmatched {
-			emit(beam.EventTime(in.Time), key, single(KindUnmatched, e))
+			emit(beam.EventTime(in.Time), key, single(raw.Unmatched, e))
 			counters.unmatchedOut[side].Inc(ctx, 1)
 		}
 		counters.buffered.Inc(ctx, 1)
@@ -509,7 +502,7 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 // by the time the state implies, reporting what the bucket owns, and write
 // the rest back (or clear the bucket). A stale firing (see joiner.firing)
 // changes nothing but is counted and the timer set again.
-func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte, f fired, emit func(beam.EventTime, beam.X, record)) error {
+func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte, f fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	ks, bucket, err := j.load(ctx, st, group)
 	if err != nil {
 		return err
@@ -527,7 +520,7 @@ func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte
 			continue
 		}
 		if j.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
-			emit(beam.EventTime(x.Time), ks.decoded, single(KindUnmatched, x))
+			emit(beam.EventTime(x.Time), ks.decoded, single(raw.Unmatched, x))
 			counters.unmatchedOut[x.Side].Inc(ctx, 1)
 		}
 		fate := j.Rules.FateOf(x.Side, x.Matched, false)
@@ -536,7 +529,7 @@ func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte
 		counters.buffered.Inc(ctx, -1)
 		ks.owned--
 	}
-	if err := writeBag(st.sp, st.bag, bagstate.EncodeChunks(match.NoProgress, ks.b.Entries(), maxStateValue)); err != nil {
+	if err := writeBag(st.sp, st.bag, bagstate.EncodeChunks(match.NoProgress, ks.b.Entries(), bagstate.MaxValue)); err != nil {
 		return err
 	}
 	ks.inBag = ks.b.Len()
@@ -550,7 +543,7 @@ func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte
 }
 
 // emitFate emits the fate f of x if the join tracks fates, at x's time.
-func (j *bucketJoiner) emitFate(key beam.X, s match.Side, t int64, f match.Fate, emit func(beam.EventTime, beam.X, record)) {
+func (j *bucketJoiner) emitFate(key beam.X, s match.Side, t int64, f match.Fate, emit func(beam.EventTime, beam.X, raw.Record)) {
 	if j.Fates {
 		emit(beam.EventTime(t), key, fateRecordOf(s, t, f))
 	}

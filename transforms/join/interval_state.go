@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // stores is the state and timer of the key being processed.
@@ -176,7 +177,7 @@ func (j *joiner) applyCleanup(ks *keyState, at int64) {
 // settle counts what the bag's cleanup records removed (each dead
 // element's fate) and the stale records, before the bag is rewritten
 // without them or cleared.
-func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func(beam.EventTime, beam.X, record)) {
+func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func(beam.EventTime, beam.X, raw.Record)) {
 	for _, x := range ks.dead {
 		j.remove(ctx, key, x, false, emit)
 	}
@@ -188,12 +189,12 @@ func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func
 
 // store writes ks back to state after a change that appending cannot
 // express (eviction, cleanup, or the cleanup records it drops): its
-// progress and entries, in chunks of at most maxStateValue bytes: two
+// progress and entries, in chunks of at most bagstate.MaxValue bytes: two
 // state calls (clear, append) for a key under a mebibyte, one more per
 // mebibyte beyond.
 func (j *joiner) store(st stores, ks *keyState) error {
 	entries := ks.b.Entries()
-	if err := writeBag(st.sp, st.buffer, bagstate.EncodeChunks(ks.b.Progress, entries, maxStateValue)); err != nil {
+	if err := writeBag(st.sp, st.buffer, bagstate.EncodeChunks(ks.b.Progress, entries, bagstate.MaxValue)); err != nil {
 		return err
 	}
 	ks.inBag = len(entries)

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/internal/panes"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // holdError runs f and returns the error of a timer it set with an output
@@ -72,7 +73,7 @@ func TestTimerHoldsNotAfterFiring(t *testing.T) {
 			ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "window")
 			sp, tp := newMemState(), memTimers{}
 			for _, ms := range []int64{100_000, 0} {
-				if err := fn.ProcessElement(ctx, beam.EventTime(ms), sp, tp, "k", encoded{Side: uint8(Left), Value: []byte(fmt.Sprint(ms))}, nil, nil, nil); err != nil {
+				if err := fn.ProcessElement(ctx, beam.EventTime(ms), sp, tp, "k", raw.Encoded{Side: uint8(Left), Value: []byte(fmt.Sprint(ms))}, nil, nil, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // ModelProcess is one simulated worker process: what its DoFn instances
@@ -161,7 +162,7 @@ func (pc ModelPiece) String() string {
 func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms int64, value string) (_ []Result[string, string, string], _ []LateElement[string, string, string], _ []ModelPiece, err error) {
 	defer holdRefused(&err)
 	in.records, in.late = nil, nil
-	e := encoded{Side: uint8(side), Value: []byte(value)}
+	e := raw.Encoded{Side: uint8(side), Value: []byte(value)}
 	if in.split != nil {
 		var sent []ModelPiece
 		err = in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.provider(), key, e, func(at beam.EventTime, g []byte, p piece) {
@@ -239,8 +240,8 @@ func holdRefused(err *error) {
 	}
 }
 
-func (in *ModelInstance) emit(et beam.EventTime, key beam.X, r record) {
-	out := Result[string, string, string]{Kind: r.Kind, Key: key.(string), Time: et.ToTime()}
+func (in *ModelInstance) emit(et beam.EventTime, key beam.X, r raw.Record) {
+	out := Result[string, string, string]{Kind: Kind(r.Kind), Key: key.(string), Time: et.ToTime()}
 	if r.HasLeft {
 		v := string(r.Left)
 		out.Left, out.LeftTime = &v, mtime.Time(r.LeftTime).ToTime()
@@ -252,7 +253,7 @@ func (in *ModelInstance) emit(et beam.EventTime, key beam.X, r record) {
 	in.records = append(in.records, out)
 }
 
-func (in *ModelInstance) emitLate(et beam.EventTime, key beam.X, e encoded) {
+func (in *ModelInstance) emitLate(et beam.EventTime, key beam.X, e raw.Encoded) {
 	v := string(e.Value)
 	out := LateElement[string, string, string]{Side: Side(e.Side), Key: key.(string), Time: et.ToTime()}
 	if out.Side == Left {

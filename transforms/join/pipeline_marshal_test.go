@@ -128,7 +128,7 @@ func TestBoundedFlattensGathered(t *testing.T) {
 		{"asof_bounded", func(s beam.Scope) {
 			in := keyed(s)
 			join.AsOf[string, string, string](s, in, in, join.Bounded())
-		}, "shardGatherFn", "join.AsOf/bounded/Flatten"},
+		}, "bucketGatherFn", "join.AsOf/bounded/Flatten"}, // one gatherer for both bounded paths, AsOf's with one bucket
 		{"interval_streaming", func(s beam.Scope) {
 			in := keyed(s)
 			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.Streaming())

@@ -19,7 +19,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/internal/panes"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowing"
 )
 
 func init() {
@@ -123,7 +126,7 @@ func groupedRecords(s beam.Scope, route windowedRoute, cfg config, left, right b
 		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", route.op, err)
 	}
 	if cfg.window == nil {
-		if err := checkAlike(route.op, left, right); err != nil {
+		if err := windowing.CheckAlike(route.op, left, right); err != nil {
 			return beam.PCollection{}, err
 		}
 	}
@@ -158,17 +161,6 @@ func groupedRecords(s beam.Scope, route windowedRoute, cfg config, left, right b
 	return records[0], nil
 }
 
-// checkAlike reports inputs that are windowed differently, naming both
-// windowings: CoGroupByKey groups both in one windowing.
-func checkAlike(op string, left, right beam.PCollection) error {
-	lw, rw := left.WindowingStrategy(), right.WindowingStrategy()
-	if !sameWindowing(lw, rw) {
-		return fmt.Errorf("beamjoin: %s: the left input is windowed by %s and the right by %s: window both alike with beam.WindowInto, or pass join.WindowInto",
-			op, describeWindowing(lw), describeWindowing(rw))
-	}
-	return nil
-}
-
 // windowInput applies the options' windowing to col, one input of the
 // grouped path: WindowInto's window function (with the default trigger,
 // as beam.WindowInto gives it), and AllowedLateness over the window
@@ -189,7 +181,7 @@ func windowInput(s beam.Scope, cfg config, col beam.PCollection) (beam.PCollecti
 	if ws.Trigger != nil {
 		opts = append(opts, beam.Trigger(ws.Trigger))
 	}
-	if accumulation(ws) == window.Accumulating {
+	if windowing.Accumulation(ws) == window.Accumulating {
 		opts = append(opts, beam.PanesAccumulate())
 	}
 	return beam.TryWindowInto(s, ws.Fn, col, opts...)
@@ -300,10 +292,10 @@ func windowBounds(w beam.Window) (start, end time.Time) {
 	return mtime.MinTimestamp.ToTime().UTC(), mtime.EndOfGlobalWindowTime.ToTime().Add(time.Millisecond).UTC()
 }
 
-// windowing is how the late-counting path windows its inputs: the
+// windows is how the late-counting path windows its inputs: the
 // window function, the allowed lateness and whether later panes of a
 // window repeat its earlier values (beam.PanesAccumulate).
-type windowing struct {
+type windows struct {
 	fn         *window.Fn
 	lateness   time.Duration
 	accumulate bool
@@ -314,20 +306,20 @@ type windowing struct {
 // given, else the inputs' own windowing, which must then be alike on both
 // sides and use the default trigger, the only one the stateful DoFn
 // implements. AllowedLateness, if given, overrides the inputs' lateness.
-func resolveWindowing(op string, cfg config, left, right beam.PCollection) (windowing, error) {
-	w := windowing{fn: cfg.window}
+func resolveWindowing(op string, cfg config, left, right beam.PCollection) (windows, error) {
+	w := windows{fn: cfg.window}
 	if w.fn == nil {
-		if err := checkAlike(op, left, right); err != nil {
+		if err := windowing.CheckAlike(op, left, right); err != nil {
 			return w, err
 		}
 		lw := left.WindowingStrategy()
-		if t := triggerName(lw); t != "" {
+		if t := windowing.TriggerName(lw); t != "" {
 			return w, fmt.Errorf("beamjoin: %s: the inputs' trigger %s is not supported with ReportLate or TrackFates: the late-counting path fires a window once when the watermark passes its end, and again for elements that arrive later within the allowed lateness (join.AllowedLateness); without ReportLate and TrackFates, any trigger works",
 				op, t)
 		}
 		w.fn = lw.Fn
 		w.lateness = time.Duration(lw.AllowedLateness) * time.Millisecond
-		w.accumulate = accumulation(lw) == window.Accumulating
+		w.accumulate = windowing.Accumulation(lw) == window.Accumulating
 	}
 	if cfg.set&setLateness != 0 {
 		w.lateness = cfg.lateness
@@ -336,7 +328,7 @@ func resolveWindowing(op string, cfg config, left, right beam.PCollection) (wind
 }
 
 // rules is the windowing in the terms of package panes.
-func (w windowing) rules() panes.Rules {
+func (w windows) rules() panes.Rules {
 	wf := panes.Windowing{}
 	switch w.fn.Kind {
 	case window.FixedWindows:
@@ -358,7 +350,7 @@ func (w windowing) rules() panes.Rules {
 // downstream into one per joined session but does not have its bounds
 // (no window function of the Go SDK can give it those). nil means the
 // records stay where they are (the global window).
-func (w windowing) outputFn() *window.Fn {
+func (w windows) outputFn() *window.Fn {
 	switch w.fn.Kind {
 	case window.FixedWindows, window.Sessions, window.SlidingWindows:
 		return w.fn
@@ -381,7 +373,7 @@ func ownWindowFn(w beam.Window, et beam.EventTime, v beam.Y, emit func(beam.Y)) 
 type windowed struct {
 	op          string
 	coders      [2]coders.Element
-	windowing   windowing
+	windowing   windows
 	panes       beam.PCollection // KV<K, paneRecord>, in the global window
 	late, fates beam.PCollection // KV<K, missedRecord>, KV<K, fateRecord>
 }
@@ -401,7 +393,7 @@ func buildWindowed(s beam.Scope, op string, cfg config, left, right beam.PCollec
 		if wd.coders[side], err = coders.KVValue(col); err != nil {
 			return nil, fmt.Errorf("beamjoin: %s: %w", op, err)
 		}
-		out, err := beam.TryParDo(s.Scope(Side(side).String()), &encodeFn{Side: Side(side), Value: wd.coders[side]}, col)
+		out, err := beam.TryParDo(s.Scope(Side(side).String()), &raw.EncodeFn{Side: match.Side(side), Value: wd.coders[side]}, col)
 		if err != nil {
 			return nil, fmt.Errorf("beamjoin: %s: %w", op, err)
 		}
@@ -414,11 +406,9 @@ func buildWindowed(s beam.Scope, op string, cfg config, left, right beam.PCollec
 		if fn.Kind == window.GlobalWindows {
 			continue
 		}
-		if fn.Kind == window.SlidingWindows && fn.Size > fn.Period {
-			// The runner may have made an element one copy per sliding
-			// window; the DoFn assigns windows itself and wants one.
-			tagged[side] = beam.ParDo(s.Scope("firstCopy"), &firstCopyFn{Size: fn.Size.Milliseconds(), Period: fn.Period.Milliseconds()}, tagged[side])
-		}
+		// The runner may have made an element one copy per sliding window;
+		// the DoFn assigns windows itself and wants one.
+		tagged[side] = windowing.FirstCopy(s, fn, tagged[side])
 		if tagged[side], err = beam.TryWindowInto(s.Scope("global"), window.NewGlobalWindows(), tagged[side]); err != nil {
 			return nil, fmt.Errorf("beamjoin: %s: %w", op, err)
 		}

@@ -21,10 +21,11 @@ import (
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/internal/panes"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 func init() {
-	register.DoFn9x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, encoded,
+	register.DoFn9x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
 		func(beam.EventTime, beam.X, paneRecord), func(beam.EventTime, beam.X, missedRecord), func(beam.EventTime, beam.X, fateRecord), error](&windowedFn{})
 	register.Emitter3[beam.EventTime, beam.X, paneRecord]()
 	register.Emitter3[beam.EventTime, beam.X, missedRecord]()
@@ -105,7 +106,7 @@ type windowedFn struct {
 // ProcessElement only stores the element and makes sure its first window
 // will fire: whether it is late is judged at that firing, against the
 // key's progress, which this saves reading.
-func (f *windowedFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in encoded,
+func (f *windowedFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
 	_ func(beam.EventTime, beam.X, paneRecord), _ func(beam.EventTime, beam.X, missedRecord), _ func(beam.EventTime, beam.X, fateRecord)) error {
 	windowCounters.in[in.Side].Inc(ctx, 1)
 	e := panes.NewEntry(match.Side(in.Side), et.Milliseconds(), in.Value)

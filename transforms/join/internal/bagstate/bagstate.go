@@ -61,6 +61,17 @@ const (
 // newest it reads. A chunk without a version record is version 1.
 const Version = 1
 
+// MaxValue is the most bytes the joins write in one state value when they
+// rewrite a bag (EncodeChunks' limit): a key or bucket rewritten by
+// cleanup, a bounded path's gathered values, is written as chunks of at
+// most this size (an element larger than it alone in its chunk). A
+// mebibyte is far under the 80 MB Dataflow's Streaming Engine takes in one
+// value and the roughly 180 MB it takes in one key's commit, and under the
+// 2 GiB RocksDB takes in one value on Flink, where a bag is one merged
+// value: there the size of a key's or bucket's whole bag counts, which
+// the split layout's bucket width bounds.
+const MaxValue = 1 << 20
+
 // AppendVersion appends a version record to an empty chunk: a tag byte and
 // the version as a zig-zag varint. A version record stands only at the
 // start of a chunk.

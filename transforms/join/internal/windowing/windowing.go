@@ -1,9 +1,13 @@
-package join
-
-// This file holds how the interval join treats its inputs' windows
-// (SPEC §2.7): it checks that both inputs are windowed alike, moves them
-// into the global window, where the join runs in event time across window
-// boundaries, and gives its outputs back the inputs' windowing.
+// Package windowing holds what beamjoin's joins do with their inputs'
+// windowing (SPEC §2.7): the checks that both inputs are windowed alike,
+// the names of windowings in errors, and, for the joins that run in the
+// global window (the event-time joins, and the late-counting path of
+// Window and CoGroup), the move of both inputs into it, keeping one copy
+// of an element of sliding windows, and the inputs' windowing given back
+// to their outputs.
+//
+// It rests on the Beam Go SDK alone.
+package windowing
 
 import (
 	"fmt"
@@ -21,44 +25,53 @@ func init() {
 	register.Emitter2[beam.X, beam.Y]()
 }
 
-// inputWindows is the windowing that the interval join's two inputs share.
-type inputWindows struct {
+// Inputs is the windowing that an event-time join's two inputs share.
+type Inputs struct {
 	strategy *window.WindowingStrategy
 }
 
-// sharedWindows returns the windowing of left and right, or an error naming
-// both if they differ: Beam cannot flatten differently windowed inputs, and
-// the join's outputs could not be given both windowings back.
-func sharedWindows(op string, left, right beam.PCollection) (inputWindows, error) {
+// Shared returns the windowing of left and right, the inputs of the
+// event-time join op, or an error naming both if they differ: Beam cannot
+// flatten differently windowed inputs, and the join's outputs could not be
+// given both windowings back.
+func Shared(op string, left, right beam.PCollection) (Inputs, error) {
 	l, r := left.WindowingStrategy(), right.WindowingStrategy()
 	if !sameWindowing(l, r) {
-		return inputWindows{}, fmt.Errorf("beamjoin: %s: the inputs are windowed differently: the left by %s, the right by %s; "+
+		return Inputs{}, fmt.Errorf("beamjoin: %s: the inputs are windowed differently: the left by %s, the right by %s; "+
 			"window both alike (the join runs in event time across windows and gives its results the inputs' windowing)",
 			op, describeWindowing(l), describeWindowing(r))
 	}
-	return inputWindows{strategy: l}, nil
+	return Inputs{strategy: l}, nil
 }
 
 // global reports whether the inputs are in the global window, where the
 // join runs anyway.
-func (w inputWindows) global() bool { return w.strategy.Fn.Kind == window.GlobalWindows }
+func (w Inputs) global() bool { return w.strategy.Fn.Kind == window.GlobalWindows }
 
-// intoGlobal moves col, one of the inputs, into the global window, keeping
+// IntoGlobal moves col, one of the inputs, into the global window, keeping
 // its timestamps, so that the join's state is per key only and a pair
 // straddling a window boundary is found. Under sliding windows an element
 // is in several windows, and a runner may by then have made it one element
-// per window (Prism does between stages); the join keeps one of them.
-func (w inputWindows) intoGlobal(s beam.Scope, col beam.PCollection) beam.PCollection {
+// per window (Prism does between stages); the join keeps one of them
+// (FirstCopy).
+func (w Inputs) IntoGlobal(s beam.Scope, col beam.PCollection) beam.PCollection {
 	if w.global() {
 		return col
 	}
-	if fn := w.strategy.Fn; fn.Kind == window.SlidingWindows && fn.Size > fn.Period {
-		col = beam.ParDo(s.Scope("firstCopy"), &firstCopyFn{Size: fn.Size.Milliseconds(), Period: fn.Period.Milliseconds()}, col)
-	}
-	return beam.WindowInto(s, window.NewGlobalWindows(), col)
+	return beam.WindowInto(s, window.NewGlobalWindows(), FirstCopy(s, w.strategy.Fn, col))
 }
 
-// restore gives col, an output of the join, the inputs' windowing: each
+// FirstCopy keeps one copy of each element of col, windowed by fn, if fn
+// makes sliding windows that overlap (firstCopyFn, in scope firstCopy);
+// col itself otherwise.
+func FirstCopy(s beam.Scope, fn *window.Fn, col beam.PCollection) beam.PCollection {
+	if fn.Kind != window.SlidingWindows || fn.Size <= fn.Period {
+		return col
+	}
+	return beam.ParDo(s.Scope("firstCopy"), &firstCopyFn{Size: fn.Size.Milliseconds(), Period: fn.Period.Milliseconds()}, col)
+}
+
+// Restore gives col, an output of the join, the inputs' windowing: each
 // record is assigned to windows by the inputs' window function from its own
 // timestamp, with the inputs' trigger, and as allowed lateness the larger
 // of the inputs' and the join's (lateness). The join takes an element up to
@@ -67,7 +80,7 @@ func (w inputWindows) intoGlobal(s beam.Scope, col beam.PCollection) beam.PColle
 // for them) is up to that much behind the output watermark: with only the
 // inputs' lateness, a downstream windowed GroupByKey would drop it.
 // Records behind by no more than the join's lateness are kept by it.
-func (w inputWindows) restore(s beam.Scope, col beam.PCollection, lateness time.Duration) beam.PCollection {
+func (w Inputs) Restore(s beam.Scope, col beam.PCollection, lateness time.Duration) beam.PCollection {
 	if w.global() {
 		// It inherited the inputs' global windowing through the Flatten,
 		// whose one window ends at the end of time: no GroupByKey drops
@@ -92,18 +105,29 @@ func (w inputWindows) restore(s beam.Scope, col beam.PCollection, lateness time.
 // sameWindowing reports whether a and b window alike: the same window
 // function, trigger, accumulation mode and allowed lateness.
 func sameWindowing(a, b *window.WindowingStrategy) bool {
-	return a.Fn.Equals(b.Fn) && triggerName(a) == triggerName(b) &&
-		accumulation(a) == accumulation(b) && a.AllowedLateness == b.AllowedLateness
+	return a.Fn.Equals(b.Fn) && TriggerName(a) == TriggerName(b) &&
+		Accumulation(a) == Accumulation(b) && a.AllowedLateness == b.AllowedLateness
+}
+
+// CheckAlike reports inputs of op that are windowed differently, naming
+// both windowings: CoGroupByKey groups both in one windowing.
+func CheckAlike(op string, left, right beam.PCollection) error {
+	lw, rw := left.WindowingStrategy(), right.WindowingStrategy()
+	if !sameWindowing(lw, rw) {
+		return fmt.Errorf("beamjoin: %s: the left input is windowed by %s and the right by %s: window both alike with beam.WindowInto, or pass join.WindowInto",
+			op, describeWindowing(lw), describeWindowing(rw))
+	}
+	return nil
 }
 
 // describeWindowing writes ws as the calls that make it, leaving out what is
 // Beam's default.
 func describeWindowing(ws *window.WindowingStrategy) string {
-	out := windowFnName(ws.Fn)
-	if t := triggerName(ws); t != "" {
+	out := FnName(ws.Fn)
+	if t := TriggerName(ws); t != "" {
 		out += " with trigger " + t
 	}
-	if accumulation(ws) == window.Accumulating {
+	if Accumulation(ws) == window.Accumulating {
 		out += " accumulating panes"
 	}
 	if ws.AllowedLateness != 0 {
@@ -112,8 +136,8 @@ func describeWindowing(ws *window.WindowingStrategy) string {
 	return out
 }
 
-// triggerName is ws's trigger, or "" for the default trigger.
-func triggerName(ws *window.WindowingStrategy) string {
+// TriggerName is ws's trigger, or "" for the default trigger.
+func TriggerName(ws *window.WindowingStrategy) string {
 	switch ws.Trigger.(type) {
 	case nil, trigger.DefaultTrigger, *trigger.DefaultTrigger:
 		return ""
@@ -121,8 +145,8 @@ func triggerName(ws *window.WindowingStrategy) string {
 	return fmt.Sprint(ws.Trigger)
 }
 
-// accumulation is ws's accumulation mode; unset means discarding.
-func accumulation(ws *window.WindowingStrategy) window.AccumulationMode {
+// Accumulation is ws's accumulation mode; unset means discarding.
+func Accumulation(ws *window.WindowingStrategy) window.AccumulationMode {
 	if ws.AccumulationMode == window.Accumulating {
 		return window.Accumulating
 	}
@@ -152,4 +176,19 @@ func (f *firstCopyFn) laterCopy(w window.IntervalWindow, et beam.EventTime) bool
 	holds := w.Start <= et && et < w.End
 	earlierEnd := w.Start - mtime.Time(f.Period) + mtime.Time(f.Size)
 	return holds && et < earlierEnd
+}
+
+// FnName writes fn as the call that makes it.
+func FnName(fn *window.Fn) string {
+	switch fn.Kind {
+	case window.GlobalWindows:
+		return "window.NewGlobalWindows()"
+	case window.FixedWindows:
+		return fmt.Sprintf("window.NewFixedWindows(%v)", fn.Size)
+	case window.SlidingWindows:
+		return fmt.Sprintf("window.NewSlidingWindows(%v, %v)", fn.Period, fn.Size)
+	case window.Sessions:
+		return fmt.Sprintf("window.NewSessions(%v)", fn.Gap)
+	}
+	return fn.String()
 }

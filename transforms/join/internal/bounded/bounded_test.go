@@ -1,4 +1,4 @@
-package join
+package bounded
 
 import (
 	"fmt"
@@ -7,16 +7,37 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/runnerkey"
 	gocmp "github.com/google/go-cmp/cmp"
 )
+
+// keyedByItself makes a KV pair, for a PCollection with a string key coder.
+func keyedByItself(v string) (string, string) { return v, v }
+
+func init() { register.Function1x2(keyedByItself) }
+
+// stringKeys is the coder of string keys.
+func stringKeys(t testing.TB) coders.Element {
+	t.Helper()
+	_, s := beam.NewPipelineWithRoot()
+	c, err := coders.KVKey(beam.ParDo(s, keyedByItself, beam.Create(s, "k")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // gatherDoFn is a bounded path's gatherer.
 type gatherDoFn interface {
 	Setup() error
-	StartBundle(func(beam.EventTime, []byte, []part))
-	ProcessElement(beam.EventTime, beam.X, encoded, func(beam.EventTime, []byte, []part)) error
-	FinishBundle(func(beam.EventTime, []byte, []part))
+	StartBundle(func(beam.EventTime, []byte, []Part))
+	ProcessElement(beam.EventTime, beam.X, raw.Encoded, func(beam.EventTime, []byte, []Part)) error
+	FinishBundle(func(beam.EventTime, []byte, []Part))
 }
 
 // TestGatherers checks the bounded paths' gathering: a bundle's values
@@ -26,12 +47,12 @@ type gatherDoFn interface {
 // per bucket it is placed in) with its side and event time, each element
 // at its runner key's hold, which no value in it is before.
 func TestGatherers(t *testing.T) {
-	keyCoder := (&harness{t: t}).keyCoder()
-	buckets := bucketing{Width: 1000, Back: 100, Ahead: 100}
+	keyCoder := stringKeys(t)
+	buckets := Buckets{Width: 1000, Back: 100, Ahead: 100}
 	type gathered struct {
 		at     beam.EventTime
 		rk     string
-		parts  []part
+		parts  []Part
 		before bool // handed on before the bundle's end
 	}
 	run := func(f gatherDoFn, n int) []gathered {
@@ -40,12 +61,12 @@ func TestGatherers(t *testing.T) {
 		}
 		var out []gathered
 		ending := false
-		emit := func(at beam.EventTime, rk []byte, parts []part) {
+		emit := func(at beam.EventTime, rk []byte, parts []Part) {
 			out = append(out, gathered{at, string(rk), slices.Clone(parts), !ending})
 		}
 		f.StartBundle(emit)
 		for i := range n {
-			if err := f.ProcessElement(beam.EventTime(1000+(i*37)%3000), fmt.Sprint("k", i%10), encoded{Side: uint8(i % 2), Value: []byte{byte(i)}}, emit); err != nil {
+			if err := f.ProcessElement(beam.EventTime(1000+(i*37)%3000), fmt.Sprint("k", i%10), raw.Encoded{Side: uint8(i % 2), Value: []byte{byte(i)}}, emit); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -69,7 +90,7 @@ func TestGatherers(t *testing.T) {
 						t.Errorf("runner key %x's element at %d holds a value at %d", g.rk, g.at.Milliseconds(), v.Time)
 					}
 				}
-				if want := appendShard(nil, shardOf(p.Key, 4)); !strings.HasSuffix(g.rk, string(want)) {
+				if want := runnerkey.Shard(p.Key, 4); !strings.HasSuffix(g.rk, string(want)) {
 					t.Errorf("key %v in runner key %x, not in its shard %x", k, g.rk, want)
 				}
 			}
@@ -85,7 +106,7 @@ func TestGatherers(t *testing.T) {
 		ts := int64(1000 + (i*37)%3000)
 		line := fmt.Sprintf("k%d %d %d %d", i%10, i%2, ts, i)
 		wantAsOf = append(wantAsOf, line)
-		first, last := buckets.placement(ts)
+		first, last := buckets.Placement(ts)
 		for range last - first + 1 {
 			wantInterval = append(wantInterval, line)
 		}
@@ -100,12 +121,14 @@ func TestGatherers(t *testing.T) {
 		runnerKeys int // at most, when everything fits
 		holdOf     func(rk string) beam.EventTime
 	}{
-		{"asof", func(hold int) gatherDoFn { return &shardGatherFn{Hold: hold, Shards: 4, Key: keyCoder} },
+		{"asof", func(hold int) gatherDoFn {
+			return &bucketGatherFn{Op: "join.AsOf", Hold: hold, Shards: 4, Key: keyCoder}
+		},
 			wantAsOf, 4, func(string) beam.EventTime { return noEarlierHold }},
 		{"interval", func(hold int) gatherDoFn {
-			return &bucketGatherFn{Hold: hold, Buckets: buckets, Shards: 4, Key: keyCoder}
+			return &bucketGatherFn{Op: "join.Interval", Hold: hold, Buckets: buckets, Shards: 4, Key: keyCoder}
 		},
-			wantInterval, 5 * 4, func(rk string) beam.EventTime { return buckets.hold([]byte(rk)) }},
+			wantInterval, 5 * 4, func(rk string) beam.EventTime { return buckets.Hold([]byte(rk)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Everything fits: one element per runner key, at the bundle's end.
@@ -143,7 +166,7 @@ func TestGatherers(t *testing.T) {
 // state value is written in several, and an element of another format
 // version is refused naming it.
 func TestBoundedStateFormat(t *testing.T) {
-	big := make([]byte, maxStateValue/2)
+	big := make([]byte, bagstate.MaxValue/2)
 	in := map[string][]match.Entry[[]byte]{
 		"a": {{Side: match.Left, Time: -5, Value: []byte("x")}, {Side: match.Right, Time: 7, Value: nil}},
 		"b": {{Side: match.Right, Time: 1, Value: big}, {Side: match.Left, Time: 2, Value: big}, {Side: match.Left, Time: 3, Value: big}},
@@ -156,7 +179,7 @@ func TestBoundedStateFormat(t *testing.T) {
 		t.Errorf("%d bag elements, want b's 1.5 MiB in at least two", len(elements))
 	}
 	for _, e := range elements {
-		if len(e) > maxStateValue+64 {
+		if len(e) > bagstate.MaxValue+64 {
 			t.Errorf("a bag element of %d bytes, over a state value", len(e))
 		}
 	}

@@ -1,9 +1,8 @@
-package join
+package bounded
 
-// This file holds what the bounded paths of Interval and AsOf share after
-// their gatherers: in place of a GroupByKey, a stateful DoFn collects the
-// gathered groups of a shard of the join's keys (in a time bucket, for
-// Interval) in its bag, and a timer at the end of the global window,
+// This file holds what the bounded paths share after their gatherers: in
+// place of a GroupByKey, a stateful DoFn collects the gathered groups of
+// a runner key in its bag, and a timer at the end of the global window,
 // holding the output watermark at or before every value collected,
 // releases them once the input is done; the records the values make,
 // which carry the values' own event times, are then never behind the
@@ -13,10 +12,8 @@ package join
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 
@@ -26,98 +23,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
-func init() {
-	// Registered by name, so that a worker in another process decodes a
-	// gathered element's parts as such, not as unnamed structs.
-	beam.RegisterType(reflect.TypeOf(timed{}))
-	beam.RegisterType(reflect.TypeOf(part{}))
-}
-
-// timed is a tagged, encoded value with its event time.
-type timed struct {
-	Side  uint8
-	Time  int64
-	Value []byte
-}
-
-// part is the values of one join key (Key, the key's encoding) that a
-// gatherer collected in a bundle for one runner key of the bounded path's
-// stateful step.
-type part struct {
-	Key    []byte
-	Values []timed
-}
-
-// boundedShards is how many shards the bounded paths spread the join's
-// keys over: the stateful step's runner keys are a shard (and, for
-// Interval, a time bucket), each holding the groups of many join keys,
-// so that its state calls (an append per gathered part, a read and a
-// clear per runner key) are few however many keys the input has, and a
-// firing holds about 1/boundedShards of its bucket's values.
-const boundedShards = 64
-
-// shardOf is the shard of a join key's encoding, out of n: the same on
-// every worker (FNV-1a), as keys' encodings are deterministic.
-func shardOf(key []byte, n int) uint32 {
-	h := fnv.New32a()
-	h.Write(key)
-	return h.Sum32() % uint32(max(n, 1))
-}
-
-// appendShard appends shard s to a runner key.
-func appendShard(b []byte, s uint32) []byte { return binary.BigEndian.AppendUint32(b, s) }
-
-// noEarlierHold is the hold of a runner key whose values may be at any
-// time (AsOf's, and Interval's under MaxBufferedPerKey): the start of
-// time.
-var noEarlierHold = beam.EventTime(mtime.MinTimestamp)
-
-// gatherer collects a bundle's values by runner key and join key, up to
-// a number of bytes, for a bounded path's stateful step.
-type gatherer struct {
-	groups map[string]map[string][]timed // by runner key, then join key
-	held   int
-}
-
-// add collects value t of join key key for runner key rk: its bytes, and
-// 40 more for each value, count towards held.
-func (g *gatherer) add(rk, key string, t timed) {
-	if g.groups == nil {
-		g.groups = map[string]map[string][]timed{}
-	}
-	byKey := g.groups[rk]
-	if byKey == nil {
-		byKey = map[string][]timed{}
-		g.groups[rk] = byKey
-	}
-	if _, ok := byKey[key]; !ok {
-		g.held += len(key)
-	}
-	byKey[key] = append(byKey[key], t)
-	g.held += len(t.Value) + 40
-}
-
-// reset drops what was collected.
-func (g *gatherer) reset() { clear(g.groups); g.held = 0 }
-
-// flush hands on what was collected: one element per runner key, at the
-// time hold gives it (a time at or before each of its values, the same
-// for every element of the runner key).
-func (g *gatherer) flush(hold func(rk []byte) beam.EventTime, emit func(beam.EventTime, []byte, []part)) {
-	for rk, byKey := range g.groups {
-		parts := make([]part, 0, len(byKey))
-		for key, values := range byKey {
-			parts = append(parts, part{Key: []byte(key), Values: values})
-		}
-		emit(hold([]byte(rk)), []byte(rk), parts)
-	}
-	g.reset()
-}
-
-// boundedGroups is a runner key's gathered parts in state, and the
-// timers that release them. Each gathered element reaches the DoFn at its
+// Groups is a runner key's gathered parts in state, and the timers that
+// release them. Each gathered element reaches the DoFn at its
 // hold, a time at or before every value it holds that every element of
 // its runner key shares (a time bucket's first possible time, or the
 // start of time). Each part is appended as chunks in the bounded path's
@@ -135,19 +45,20 @@ func (g *gatherer) flush(hold func(rk []byte) beam.EventTime, emit func(beam.Eve
 // earlier timer, so that no firing emits before its own hold.
 //
 // It is made of its DoFn's own fields (Groups and Release, which the SDK
-// finds only as fields of the DoFn itself): see groupsOf.
-type boundedGroups struct {
+// finds only as fields of the DoFn itself): see GroupsOf.
+type Groups struct {
 	groups *state.Bag[[]byte]
 	timer  *timers.EventTime
 }
 
-// groupsOf is the boundedGroups of a DoFn's state and timer fields.
-func groupsOf(groups *state.Bag[[]byte], release *timers.EventTime) boundedGroups {
-	return boundedGroups{groups: groups, timer: release}
+// GroupsOf is the Groups of a DoFn's state and timer fields.
+func GroupsOf(groups *state.Bag[[]byte], release *timers.EventTime) Groups {
+	return Groups{groups: groups, timer: release}
 }
 
-// newBoundedState is a bounded path's DoFn's state and timer fields.
-func newBoundedState() (state.Bag[[]byte], timers.EventTime) {
+// NewState is a bounded path's DoFn's state and timer fields, to hold its
+// Groups.
+func NewState() (state.Bag[[]byte], timers.EventTime) {
 	return state.MakeBagState[[]byte]("groups"), timers.InEventTime("release")
 }
 
@@ -164,10 +75,10 @@ var endOfGlobal = mtime.EndOfGlobalWindowTime.Milliseconds()
 const boundedStateVersion = 1
 
 // encodePart writes a part as bag elements: one per chunk of at most
-// maxStateValue bytes of values.
+// bagstate.MaxValue bytes of values.
 func encodePart(key []byte, entries []match.Entry[[]byte]) [][]byte {
 	var out [][]byte
-	for _, chunk := range bagstate.EncodeChunks(match.NoProgress, entries, maxStateValue) {
+	for _, chunk := range bagstate.EncodeChunks(match.NoProgress, entries, bagstate.MaxValue) {
 		b := binary.AppendUvarint(make([]byte, 0, 2+binary.MaxVarintLen64+len(key)+len(chunk)), boundedStateVersion)
 		b = binary.AppendUvarint(b, uint64(len(key)))
 		b = append(append(b, key...), chunk...)
@@ -206,15 +117,15 @@ func decodeParts(elements [][]byte) (map[string][]match.Entry[[]byte], error) {
 	return out, nil
 }
 
-// add appends a gathered element's parts, each value tagged with its
+// Add appends a gathered element's parts, each value tagged with its
 // side, and sets the timer that holds the output watermark at hold, the
 // element's timestamp. op names the join in errors.
-func (b boundedGroups) add(op string, sp state.Provider, tp timers.Provider, hold beam.EventTime, parts []part) error {
+func (b Groups) Add(op string, sp state.Provider, tp timers.Provider, hold beam.EventTime, parts []Part) error {
 	low := hold.Milliseconds()
 	for _, p := range parts {
 		entries := make([]match.Entry[[]byte], len(p.Values))
 		for i, t := range p.Values {
-			if t.Side > uint8(Right) {
+			if t.Side > uint8(match.Right) {
 				return fmt.Errorf("beamjoin: %s: gathered element of unknown side %d", op, t.Side)
 			}
 			if t.Time < low {
@@ -228,15 +139,15 @@ func (b boundedGroups) add(op string, sp state.Provider, tp timers.Provider, hol
 			}
 		}
 	}
-	setTimer(b.timer, tp, strconv.FormatInt(low, 10), endOfGlobal, low)
+	timertag.Arm(b.timer, tp, strconv.FormatInt(low, 10), endOfGlobal, low)
 	return nil
 }
 
-// release is a firing of the timer tagged tag: the runner key's values by
+// Release is a firing of the timer tagged tag: the runner key's values by
 // join key's encoding, and ok, if the firing's hold is at or before every
 // time the bag holds; the bag is then cleared. Otherwise nothing (see
-// boundedGroups).
-func (b boundedGroups) release(op string, sp state.Provider, tag string) (byKey map[string][]match.Entry[[]byte], ok bool, err error) {
+// Groups).
+func (b Groups) Release(op string, sp state.Provider, tag string) (byKey map[string][]match.Entry[[]byte], ok bool, err error) {
 	hold, err := strconv.ParseInt(tag, 10, 64)
 	if err != nil {
 		return nil, false, fmt.Errorf("beamjoin: %s: a release timer tagged %q, not an event time", op, tag)
@@ -267,8 +178,8 @@ func (b boundedGroups) release(op string, sp state.Provider, tag string) (byKey 
 	return byKey, true, nil
 }
 
-// sortedKeys is byKey's keys in order, so that a firing emits its
+// SortedKeys is byKey's keys in order, so that a firing emits its
 // records in the same order on every worker.
-func sortedKeys(byKey map[string][]match.Entry[[]byte]) []string {
+func SortedKeys(byKey map[string][]match.Entry[[]byte]) []string {
 	return slices.Sorted(maps.Keys(byKey))
 }
