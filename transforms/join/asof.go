@@ -1,17 +1,14 @@
 package join
 
 // This file holds AsOf, the as-of (temporal) join composite, and its
-// options MaxAge and Strict. Its rules are in asof_rule.go, its stateful
-// DoFn in asof_fn.go, its bounded path in asof_bounded.go.
+// options MaxAge and Strict. Its engine is package internal/asof.
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/asof"
 )
 
 // AsOf joins each element of left, a PCollection<KV<K,L>> of events, with
@@ -102,16 +99,7 @@ func TryAsOf[K, L, R any](s beam.Scope, left, right beam.PCollection, opts ...Op
 	if err != nil {
 		return Outputs{}, err
 	}
-	rules := cfg.asofRules()
-	var records, late beam.PCollection
-	if cfg.bounded {
-		records, late, err = asofBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
-	} else {
-		var tagged beam.PCollection
-		if tagged, err = raw.Flatten(s, op, in.Sides); err == nil {
-			records, late = beam.ParDo2(s, &asofFn{Rules: rules, State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}, tagged)
-		}
-	}
+	records, late, err := asof.Build(s, op, cfg.asof(), in.Key, in.Sides)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -158,11 +146,11 @@ func asofConfig(opts []Option) (config, error) {
 	return c, nil
 }
 
-// asofRules is the config in the as-of rules' terms.
-func (c config) asofRules() asofRules {
-	r := asofRules{Outer: c.typ == LeftOuter, Strict: c.strict, MaxAge: -1, Retract: c.emit == EmitRetract, Horizon: c.horizon.Milliseconds()}
+// asof is the config in the as-of engine's terms.
+func (c config) asof() asof.Config {
+	r := asof.Rules{Outer: c.typ == LeftOuter, Strict: c.strict, MaxAge: -1, Retract: c.emit == EmitRetract, Horizon: c.horizon.Milliseconds()}
 	if c.set&setMaxAge != 0 {
 		r.MaxAge = c.maxAge.Milliseconds()
 	}
-	return r
+	return asof.Config{Rules: r, Bounded: c.bounded, GatherBytes: c.gatherBytes, Shards: c.boundedShards}
 }

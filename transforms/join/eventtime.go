@@ -7,6 +7,7 @@ package join
 // into the inputs' windowing.
 
 import (
+	"fmt"
 	"reflect"
 	"time"
 
@@ -53,8 +54,12 @@ func tagEventTime[K, L, R any](s beam.Scope, op string, left, right beam.PCollec
 	if in.Key, err = coders.KVKey(left); err != nil {
 		return eventTimeInput{}, err
 	}
-	in.Sides[Left] = beam.ParDo(s.Scope("left"), &raw.EncodeFn{Side: match.Left, Value: in.Left}, left)
-	in.Sides[Right] = beam.ParDo(s.Scope("right"), &raw.EncodeFn{Side: match.Right, Value: in.Right}, right)
+	if in.Sides[Left], err = raw.Encode(s.Scope("left"), match.Left, in.Left, left); err != nil {
+		return eventTimeInput{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
+	if in.Sides[Right], err = raw.Encode(s.Scope("right"), match.Right, in.Right, right); err != nil {
+		return eventTimeInput{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
 	return in, nil
 }
 

@@ -61,13 +61,6 @@ func TestTimerHoldsNotAfterFiring(t *testing.T) {
 			h.finishBundle()
 			fireAll(t, h, func(key string, tm timers.TimerMap) { h.fireSplit(key, tm) })
 		}},
-		{"asof", func(t *testing.T) {
-			h := newAsofHarness(t, LeftOuter)
-			h.element(Right, 10, "k", "v10")
-			h.element(Right, 20, "k", "v20") // v10 is needed until 21
-			h.element(Left, 100, "k", "l100")
-			h.advance(1 << 40)
-		}},
 		{"windowed", func(t *testing.T) {
 			fn := &windowedFn{Rules: panes.Rules{Windowing: panes.Windowing{Kind: panes.Fixed, Size: 10_000}}, Join: true, Type: match.LeftOuter, Buffer: state.MakeBagState[[]byte]("buffer"), Fire: timers.InEventTime("fire")}
 			ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "window")

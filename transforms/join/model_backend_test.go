@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"slices"
 	"strings"
 	"sync"
@@ -22,9 +23,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/asof"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
@@ -49,6 +50,15 @@ var modelKeyCoder = sync.OnceValues(func() (coders.Element, error) {
 	return coders.KVKey(beam.ParDo(s, keyedByItself, beam.Create(s, "k")))
 })
 
+// eventTimeFn is what the model calls of the stateful DoFn of an
+// event-time join (the interval join's default layout, the as-of join).
+type eventTimeFn interface {
+	ProcessElement(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
+	OnTimer(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, timers.Context,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
+}
+
 // ModelInstance is one instance of the interval join's stateful DoFn, of
 // a join over string keys and values, in a ModelProcess.
 type ModelInstance struct {
@@ -56,7 +66,7 @@ type ModelInstance struct {
 	fn    harnessFn
 	j     *joiner
 	split *splitHarness // the split layout's DoFns, or nil
-	asof  *asofFn       // an as-of join's DoFn (NewAsOfInstance), or nil
+	asof  eventTimeFn   // an as-of join's DoFn (NewAsOfInstance), or nil
 	ctx   context.Context
 
 	records []Result[string, string, string]
@@ -101,7 +111,7 @@ func (p *ModelProcess) NewAsOfInstance(opts ...Option) (*ModelInstance, error) {
 		return nil, err
 	}
 	return &ModelInstance{proc: p, ctx: metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "model"), "asof"),
-		asof: &asofFn{Rules: cfg.asofRules(), State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")}}, nil
+		asof: asof.NewFn(cfg.asof().Rules)}, nil
 }
 
 // StartBundle starts a bundle on the instance.

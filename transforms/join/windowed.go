@@ -393,11 +393,9 @@ func buildWindowed(s beam.Scope, op string, cfg config, left, right beam.PCollec
 		if wd.coders[side], err = coders.KVValue(col); err != nil {
 			return nil, fmt.Errorf("beamjoin: %s: %w", op, err)
 		}
-		out, err := beam.TryParDo(s.Scope(Side(side).String()), &raw.EncodeFn{Side: match.Side(side), Value: wd.coders[side]}, col)
-		if err != nil {
+		if tagged[side], err = raw.Encode(s.Scope(Side(side).String()), match.Side(side), wd.coders[side], col); err != nil {
 			return nil, fmt.Errorf("beamjoin: %s: %w", op, err)
 		}
-		tagged[side] = out[0]
 	}
 	// The inputs are in their own windows; the DoFn keeps its own, so that
 	// it can see an element that arrives after its window has gone.

@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[beam.X, beam.Y, func(beam.X, Encoded), error](&EncodeFn{})
+	register.DoFn3x1[beam.X, beam.Y, func(beam.X, Encoded), error](&encodeFn{})
 	register.Emitter2[beam.X, Encoded]()
 	register.Emitter3[beam.EventTime, beam.X, Record]()
 	register.Emitter3[beam.EventTime, beam.X, Encoded]()
@@ -35,17 +35,28 @@ type Encoded struct {
 	Value []byte
 }
 
-// EncodeFn tags one side's values and encodes them.
-type EncodeFn struct {
+// Encode tags the values of col, a PCollection<KV<K,V>> of side s, with
+// their side and encodes them with value, the coder of V, in scope s:
+// PCollection<KV<K, Encoded>>.
+func Encode(s beam.Scope, side match.Side, value coders.Element, col beam.PCollection) (beam.PCollection, error) {
+	out, err := beam.TryParDo(s, &encodeFn{Side: side, Value: value}, col)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	return out[0], nil
+}
+
+// encodeFn tags one side's values and encodes them.
+type encodeFn struct {
 	Side  match.Side
 	Value coders.Element
 }
 
 // Setup readies the value coder.
-func (f *EncodeFn) Setup() error { return f.Value.Setup() }
+func (f *encodeFn) Setup() error { return f.Value.Setup() }
 
 // ProcessElement encodes v and tags it with the side.
-func (f *EncodeFn) ProcessElement(k beam.X, v beam.Y, emit func(beam.X, Encoded)) error {
+func (f *encodeFn) ProcessElement(k beam.X, v beam.Y, emit func(beam.X, Encoded)) error {
 	b, err := f.Value.Encode(v)
 	if err != nil {
 		return err
@@ -79,6 +90,19 @@ const (
 	// Retract withdraws an earlier record and carries its values.
 	Retract
 )
+
+// String returns "pair", "unmatched" or "retract", as join.Kind does.
+func (k Kind) String() string {
+	switch k {
+	case Pair:
+		return "pair"
+	case Unmatched:
+		return "unmatched"
+	case Retract:
+		return "retract"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
 
 // Record is a join record before its values are decoded. Its element
 // timestamp is the record's time.

@@ -115,3 +115,19 @@ func CheckHold(t timers.TimerMap) error {
 	}
 	return nil
 }
+
+// HoldError runs f and returns the error of a timer it set with an output
+// timestamp after its firing time (Timers.Set panics with it), or nil.
+func HoldError(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(error)
+			if !ok || !errors.Is(e, ErrHoldAfterFiring) {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	f()
+	return nil
+}

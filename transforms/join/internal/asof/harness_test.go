@@ -1,7 +1,7 @@
-package join
+package asof
 
 // This file drives the as-of join's stateful DoFn directly over the
-// in-memory state and timers of interval_harness_test.go, with timers fired
+// in-memory state and timers of package statetest, with timers fired
 // exactly when a watermark passes them: for what needs an exact order of
 // firings (lateness at the boundary, stale firings) and for counting state
 // calls and buffered versions over more elements than a test pipeline can
@@ -17,9 +17,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/statetest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -28,29 +29,49 @@ type asofHarness struct {
 	t                        testing.TB
 	ctx                      context.Context
 	fn                       *asofFn
-	states                   map[string]*memState
-	timers                   map[string]memTimers
+	states                   map[string]*statetest.State
+	timers                   map[string]statetest.Timers
 	out                      []string
 	late                     []string
 	firings, arrivals, lates int
 	forgets                  int // firings that cleared a key's state
 }
 
-func newAsofHarness(t testing.TB, opts ...Option) *asofHarness {
+// ruleOption is one of the join's options, in the rules' terms.
+type ruleOption func(*Rules)
+
+// The options the tests give (join.LeftOuter, join.EmitFinal,
+// join.EmitRetract, join.MaxAge, join.ProgressHorizon).
+var (
+	leftOuter   ruleOption = func(r *Rules) { r.Outer = true }
+	emitFinal   ruleOption = func(r *Rules) { r.Retract = false }
+	emitRetract ruleOption = func(r *Rules) { r.Retract = true }
+)
+
+func maxAge(d time.Duration) ruleOption { return func(r *Rules) { r.MaxAge = d.Milliseconds() } }
+
+func progressHorizon(d time.Duration) ruleOption {
+	return func(r *Rules) { r.Horizon = d.Milliseconds() }
+}
+
+// newAsofHarness runs the rules of an as-of join with opts over join.AsOf's
+// defaults: Inner, EmitFinal, no MaxAge, a progress horizon of an hour
+// (join.DefaultProgressHorizon).
+func newAsofHarness(t testing.TB, opts ...ruleOption) *asofHarness {
 	t.Helper()
-	cfg, err := asofConfig(opts)
-	if err != nil {
-		t.Fatal(err)
+	r := Rules{MaxAge: -1, Horizon: time.Hour.Milliseconds()}
+	for _, o := range opts {
+		o(&r)
 	}
 	return &asofHarness{t: t,
 		ctx:    metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "asof"),
-		fn:     &asofFn{Rules: cfg.asofRules(), State: state.MakeBagState[[]byte]("asof"), Timer: timers.InEventTime("asof")},
-		states: map[string]*memState{}, timers: map[string]memTimers{}}
+		fn:     NewFn(r),
+		states: map[string]*statetest.State{}, timers: map[string]statetest.Timers{}}
 }
 
-func (h *asofHarness) stores(key string) (*memState, memTimers) {
+func (h *asofHarness) stores(key string) (*statetest.State, statetest.Timers) {
 	if h.states[key] == nil {
-		h.states[key], h.timers[key] = newMemState(), memTimers{}
+		h.states[key], h.timers[key] = statetest.NewState(), statetest.Timers{}
 	}
 	return h.states[key], h.timers[key]
 }
@@ -64,11 +85,11 @@ func (h *asofHarness) emit(et beam.EventTime, key beam.X, r raw.Record) {
 }
 
 func (h *asofHarness) emitLate(et beam.EventTime, key beam.X, in raw.Encoded) {
-	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", Side(in.Side), key, in.Value, et.Milliseconds()))
+	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", raw.SideName[in.Side], key, in.Value, et.Milliseconds()))
 }
 
 // element delivers one element.
-func (h *asofHarness) element(side Side, ms int64, key, value string) {
+func (h *asofHarness) element(side match.Side, ms int64, key, value string) {
 	h.t.Helper()
 	sp, tp := h.stores(key)
 	before := len(h.late)
@@ -113,23 +134,23 @@ func (h *asofHarness) fire(key string, tm timers.TimerMap) {
 		delete(tp, tm.Tag)
 	}
 	h.firings++
-	had := len(sp.bags["asof"]) > 0
+	had := len(sp.Bags["asof"]) > 0
 	if err := h.fn.OnTimer(h.ctx, window.GlobalWindow{}, beam.EventTime(tm.HoldTimestamp), sp, tp, key,
 		timers.Context{Family: tm.Family, Tag: tm.Tag}, h.emit, h.emitLate); err != nil {
 		h.t.Fatal(err)
 	}
-	if had && len(sp.bags["asof"]) == 0 {
+	if had && len(sp.Bags["asof"]) == 0 {
 		h.forgets++
 	}
 }
 
 // key decodes a key's state.
-func (h *asofHarness) key(key string) *asofKey {
+func (h *asofHarness) key(key string) *keyState {
 	h.t.Helper()
 	sp, _ := h.stores(key)
 	var chunks [][]byte
-	chunks = append(chunks, sp.bags["asof"]...)
-	k, err := decodeAsofKey(h.fn.Rules, chunks)
+	chunks = append(chunks, sp.Bags["asof"]...)
+	k, err := decodeKey(h.fn.Rules, chunks)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -139,7 +160,7 @@ func (h *asofHarness) key(key string) *asofKey {
 func (h *asofHarness) calls() int {
 	n := 0
 	for _, s := range h.states {
-		n += s.calls
+		n += s.Calls
 	}
 	return n
 }
@@ -150,14 +171,14 @@ func (h *asofHarness) calls() int {
 // after the progress is not, even when the watermark is past it (the join
 // judges by its key's firings).
 func TestAsOfLateAtTheBoundary(t *testing.T) {
-	h := newAsofHarness(t, LeftOuter)
-	h.element(Right, 90, "k", "v90")
-	h.element(Left, 100, "k", "l100")
+	h := newAsofHarness(t, leftOuter)
+	h.element(match.Right, 90, "k", "v90")
+	h.element(match.Left, 100, "k", "l100")
 	h.advance(200) // fires at 101: l100 is final with v90
-	h.element(Right, 100, "k", "v100")
-	h.element(Left, 99, "k", "l99")
-	h.element(Right, 150, "k", "v150")
-	h.element(Left, 160, "k", "l160")
+	h.element(match.Right, 100, "k", "v100")
+	h.element(match.Left, 99, "k", "l99")
+	h.element(match.Right, 150, "k", "v150")
+	h.element(match.Left, 160, "k", "l160")
 	h.advance(1000)
 	want := []string{"pair k l100@100 v90@90 t=100", "pair k l160@160 v150@150 t=160"}
 	if d := cmp.Diff(want, h.out); d != "" {
@@ -173,16 +194,19 @@ func TestAsOfLateAtTheBoundary(t *testing.T) {
 // orders: the greater encoded value wins either way, under both emission
 // modes; under EmitRetract the loser arriving first is retracted.
 func TestAsOfTieIndependentOfArrival(t *testing.T) {
-	for _, emit := range []Emit{EmitFinal, EmitRetract} {
+	for _, emit := range []struct {
+		name string
+		opt  ruleOption
+	}{{"final", emitFinal}, {"retract", emitRetract}} {
 		for _, order := range [][2]string{{"va", "vb"}, {"vb", "va"}} {
-			t.Run(fmt.Sprintf("%v/%s_first", emit, order[0]), func(t *testing.T) {
-				h := newAsofHarness(t, emit)
-				h.element(Left, 10, "k", "l")
-				h.element(Right, 5, "k", order[0])
-				h.element(Right, 5, "k", order[1])
+			t.Run(fmt.Sprintf("%v/%s_first", emit.name, order[0]), func(t *testing.T) {
+				h := newAsofHarness(t, emit.opt)
+				h.element(match.Left, 10, "k", "l")
+				h.element(match.Right, 5, "k", order[0])
+				h.element(match.Right, 5, "k", order[1])
 				h.advance(100)
 				var want []string
-				if emit == EmitRetract && order[0] == "va" {
+				if emit.name == "retract" && order[0] == "va" {
 					want = []string{"pair k l@10 va@5 t=10", "retract k l@10 va@5 t=10"}
 				}
 				want = append(want, "pair k l@10 vb@5 t=10")
@@ -200,9 +224,9 @@ func TestAsOfTieIndependentOfArrival(t *testing.T) {
 // TestAsOfStaleFiringChangesNothing delivers a key's firing twice: the
 // second is stale, emits nothing, and sets the key's timer again.
 func TestAsOfStaleFiringChangesNothing(t *testing.T) {
-	h := newAsofHarness(t, LeftOuter)
-	h.element(Left, 10, "k", "l10")
-	h.element(Left, 20, "k", "l20")
+	h := newAsofHarness(t, leftOuter)
+	h.element(match.Left, 10, "k", "l10")
+	h.element(match.Left, 20, "k", "l20")
 	_, tp := h.stores("k")
 	var first timers.TimerMap
 	for _, tm := range tp {
@@ -232,8 +256,8 @@ func steadyAsOfStream(tb testing.TB, h *asofHarness, keys []string, n, lag int64
 	tb.Helper()
 	for i := int64(0); i < n; i++ {
 		for _, k := range keys {
-			h.element(Right, i*10, k, fmt.Sprintf("v%d", i))
-			h.element(Left, i*10+5, k, fmt.Sprintf("l%d", i))
+			h.element(match.Right, i*10, k, fmt.Sprintf("v%d", i))
+			h.element(match.Left, i*10+5, k, fmt.Sprintf("l%d", i))
 		}
 		w := i*10 - lag
 		h.advance(w)
@@ -271,17 +295,17 @@ func steadyAsOfStream(tb testing.TB, h *asofHarness, keys []string, n, lag int64
 func TestAsOfSteadyStreamStateAndCalls(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		opts []ruleOption
 	}{
 		{"final", nil},
-		{"retract_max_age", []Option{EmitRetract, MaxAge(35 * time.Millisecond)}},
+		{"retract_max_age", []ruleOption{emitRetract, maxAge(35 * time.Millisecond)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newAsofHarness(t, tc.opts...)
 			keys := []string{"a", "b", "c"}
 			const lag, n = 100, 500
 			peak, peakRequired := steadyAsOfStream(t, h, keys, n, lag)
-			h.element(Right, 0, "a", "late")
+			h.element(match.Right, 0, "a", "late")
 			h.advance(1 << 40)
 			// A firing that forgets a key reads and clears: two calls.
 			if got, want := h.calls(), 2*h.arrivals+h.lates+3*h.firings-h.forgets; got != want {
@@ -301,14 +325,14 @@ func TestAsOfSteadyStreamStateAndCalls(t *testing.T) {
 // in-memory harness with timers fired exactly: a version and a left
 // element every 10 ms on each of 3 keys, the watermark 100 ms behind.
 //
-//	go test ./transforms/join -run '^$' -bench BenchmarkAsOfSteadyKey -benchtime 1x
+//	go test ./transforms/join/internal/asof -run '^$' -bench BenchmarkAsOfSteadyKey -benchtime 1x
 func BenchmarkAsOfSteadyKey(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		opts []Option
+		opts []ruleOption
 	}{
 		{"final", nil},
-		{"retract-max-age-35ms", []Option{EmitRetract, MaxAge(35 * time.Millisecond)}},
+		{"retract-max-age-35ms", []ruleOption{emitRetract, maxAge(35 * time.Millisecond)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var peak, required int
@@ -331,23 +355,23 @@ func BenchmarkAsOfSteadyKey(b *testing.B) {
 // then its state is cleared, and a left element behind the forgotten
 // progress is joined as new.
 func TestAsOfForgetsAKeyAHorizonAfterItsDataIsGone(t *testing.T) {
-	h := newAsofHarness(t, LeftOuter, MaxAge(10*time.Millisecond), ProgressHorizon(time.Second))
-	h.element(Right, 0, "k", "v0")
-	h.element(Left, 5, "k", "l5")
+	h := newAsofHarness(t, leftOuter, maxAge(10*time.Millisecond), progressHorizon(time.Second))
+	h.element(match.Right, 0, "k", "v0")
+	h.element(match.Left, 5, "k", "l5")
 	h.advance(100) // l5 final at 6; v0 too old from 11 on: progress 11
 	if k := h.key("k"); len(k.Versions) != 0 || k.Progress != 11 {
 		t.Fatalf("after the versions aged out: %d versions, progress %d; want 0 and 11", len(k.Versions), k.Progress)
 	}
-	h.element(Left, 8, "k", "l8") // behind the progress: late
+	h.element(match.Left, 8, "k", "l8") // behind the progress: late
 	h.advance(1010)
 	if got := h.key("k").Progress; got != 11 {
 		t.Fatalf("progress %d a millisecond before the horizon, want 11 (still kept)", got)
 	}
 	h.advance(1011) // 11 + 1 s: forgotten
-	if sp, _ := h.stores("k"); len(sp.bags["asof"]) != 0 {
-		t.Fatalf("state after the horizon: %d chunks, want none", len(sp.bags["asof"]))
+	if sp, _ := h.stores("k"); len(sp.Bags["asof"]) != 0 {
+		t.Fatalf("state after the horizon: %d chunks, want none", len(sp.Bags["asof"]))
 	}
-	h.element(Left, 9, "k", "l9") // behind the forgotten progress: joined as new
+	h.element(match.Left, 9, "k", "l9") // behind the forgotten progress: joined as new
 	h.advance(2000)
 	want := []string{"pair k l5@5 v0@0 t=5", "unmatched k l9@9 - t=9"}
 	if d := cmp.Diff(want, h.out); d != "" {
@@ -356,7 +380,7 @@ func TestAsOfForgetsAKeyAHorizonAfterItsDataIsGone(t *testing.T) {
 	if d := cmp.Diff([]string{"late left k l8@8"}, h.late); d != "" {
 		t.Errorf("late (-want +got):\n%s", d)
 	}
-	if sp, _ := h.stores("k"); len(sp.bags["asof"]) != 0 || h.forgets != 2 {
-		t.Errorf("at the end: %d chunks of state, %d forgettings; want none and 2 (once after l5, once after l9)", len(sp.bags["asof"]), h.forgets)
+	if sp, _ := h.stores("k"); len(sp.Bags["asof"]) != 0 || h.forgets != 2 {
+		t.Errorf("at the end: %d chunks of state, %d forgettings; want none and 2 (once after l5, once after l9)", len(sp.Bags["asof"]), h.forgets)
 	}
 }

@@ -1,4 +1,4 @@
-package join
+package asof
 
 // This file holds the as-of join's stateful DoFn: per key, it reads the
 // key's state (asof_state.go), lets the rules (asof_rule.go) decide, emits
@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
 func init() {
@@ -24,64 +25,64 @@ func init() {
 // asofCounters are the as-of join's own metrics, beside the counters it
 // shares with Interval (elements in, late, pairs and unmatched out,
 // retractions, stale firings).
-var asofCounters = struct {
+var counters = struct {
 	superseded, dropped beam.Counter
 	versionsPerKey      beam.Distribution
 }{
-	superseded:     beam.NewCounter(Namespace, "asof_versions_superseded"),
-	dropped:        beam.NewCounter(Namespace, "asof_versions_dropped"),
-	versionsPerKey: beam.NewDistribution(Namespace, "asof_versions_per_key"),
+	superseded:     beam.NewCounter(raw.Namespace, "asof_versions_superseded"),
+	dropped:        beam.NewCounter(raw.Namespace, "asof_versions_dropped"),
+	versionsPerKey: beam.NewDistribution(raw.Namespace, "asof_versions_per_key"),
 }
 
 // asofFn is the as-of join's stateful DoFn. An arrival costs two state
 // calls (read the bag, append a chunk), a late one one (the read); a
 // timer firing three (read, clear, append the rewritten key).
 type asofFn struct {
-	Rules asofRules
+	Rules Rules
 	State state.Bag[[]byte]
 	Timer timers.EventTime
 }
 
-func (f *asofFn) read(sp state.Provider) (*asofKey, error) {
+func (f *asofFn) read(sp state.Provider) (*keyState, error) {
 	chunks, _, err := f.State.Read(sp)
 	if err != nil {
 		return nil, fmt.Errorf("beamjoin: join.AsOf: reading state: %w", err)
 	}
-	return decodeAsofKey(f.Rules, chunks)
+	return decodeKey(f.Rules, chunks)
 }
 
 func (f *asofFn) ProcessElement(ctx context.Context, _ beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
 	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
-	if in.Side > uint8(Right) {
+	if in.Side > uint8(match.Right) {
 		return fmt.Errorf("beamjoin: join.AsOf: element of unknown side %d", in.Side)
 	}
-	side := Side(in.Side)
-	counters.in[side].Inc(ctx, 1)
+	side := match.Side(in.Side)
+	raw.Count.In[side].Inc(ctx, 1)
 	k, err := f.read(sp)
 	if err != nil {
 		return err
 	}
-	e := asofEntry{Time: et.Milliseconds(), Value: in.Value}
+	e := entry{Time: et.Milliseconds(), Value: in.Value}
 	if k.late(e.Time) {
-		counters.fate[side][match.Late].Inc(ctx, 1)
+		raw.Count.Fate[side][match.Late].Inc(ctx, 1)
 		emitLate(et, key, in)
 		return nil
 	}
 	before := f.Rules.timer(k)
 	var chunk []byte
-	if side == Left {
+	if side == match.Left {
 		if f.Rules.Retract {
 			v, ok := f.Rules.match(k.Versions, e.Time)
 			f.emitRecord(ctx, key, e, v, ok, emit)
 		}
 		k.Pending = append(k.Pending, e)
-		chunk = appendAsofRecord(nil, asofRecLeft, e)
+		chunk = appendRecord(nil, recLeft, e)
 	} else {
 		kept, changes := k.addVersion(f.Rules, e)
 		if !kept {
-			asofCounters.superseded.Inc(ctx, 1)
+			counters.superseded.Inc(ctx, 1)
 		} else {
-			chunk = appendAsofRecord(nil, asofRecVersion, e)
+			chunk = appendRecord(nil, recVersion, e)
 		}
 		for _, c := range changes {
 			f.emitRetraction(ctx, key, c, emit)
@@ -93,7 +94,7 @@ func (f *asofFn) ProcessElement(ctx context.Context, _ beam.Window, et beam.Even
 			return fmt.Errorf("beamjoin: join.AsOf: writing state: %w", err)
 		}
 	}
-	asofCounters.versionsPerKey.Update(ctx, int64(len(k.Versions)))
+	counters.versionsPerKey.Update(ctx, int64(len(k.Versions)))
 	f.moveTimer(tp, before, f.Rules.timer(k), false, "")
 	return nil
 }
@@ -105,18 +106,18 @@ func (f *asofFn) OnTimer(ctx context.Context, _ beam.Window, et beam.EventTime, 
 		return err
 	}
 	cur := f.Rules.timer(k)
-	fd := firedOf(tc, et)
-	if !cur.set || (fd.ok && fd.at < cur.fire) {
+	fd := timertag.Read(tc, et)
+	if !cur.Set || (fd.OK && fd.At < cur.Fire) {
 		// Stale: the key moved on since the timer was set (see
 		// joiner.firing). The runner may have taken this firing for the
 		// key's timer, so set that again.
-		counters.staleFirings.Inc(ctx, 1)
-		f.moveTimer(tp, timer{}, cur, false, "")
+		raw.Count.StaleFirings.Inc(ctx, 1)
+		f.moveTimer(tp, timertag.Timer{}, cur, false, "")
 		return nil
 	}
-	at := cur.fire
-	if fd.ok && fd.at > at {
-		at = fd.at // the watermark has passed the later time too
+	at := cur.Fire
+	if fd.OK && fd.At > at {
+		at = fd.At // the watermark has passed the later time too
 	}
 	if k.forgettable() {
 		// Only the progress is left, and its horizon is up: forget the
@@ -134,38 +135,38 @@ func (f *asofFn) OnTimer(ctx context.Context, _ beam.Window, et beam.EventTime, 
 		}
 	}
 	if dropped > 0 {
-		asofCounters.dropped.Inc(ctx, int64(dropped))
+		counters.dropped.Inc(ctx, int64(dropped))
 	}
 	if err := f.State.Clear(sp); err != nil {
 		return fmt.Errorf("beamjoin: join.AsOf: clearing state: %w", err)
 	}
-	if err := f.State.Add(sp, encodeAsofKey(k)); err != nil {
+	if err := f.State.Add(sp, encodeKey(k)); err != nil {
 		return fmt.Errorf("beamjoin: join.AsOf: writing state: %w", err)
 	}
-	asofCounters.versionsPerKey.Update(ctx, int64(len(k.Versions)))
-	f.moveTimer(tp, cur, f.Rules.timer(k), true, fd.tag)
+	counters.versionsPerKey.Update(ctx, int64(len(k.Versions)))
+	f.moveTimer(tp, cur, f.Rules.timer(k), true, fd.Tag)
 	return nil
 }
 
 // emitRecord emits the record of left element l: its pair with version v
 // if matched, else its unmatched record under LeftOuter. Either carries
 // l's time, which the key's timer holds the output watermark at.
-func (f *asofFn) emitRecord(ctx context.Context, key beam.X, l, v asofEntry, matched bool, emit func(beam.EventTime, beam.X, raw.Record)) {
-	if r, ok := asofRecord(f.Rules, raw.Pair, l, v, matched); ok {
+func (f *asofFn) emitRecord(ctx context.Context, key beam.X, l, v entry, matched bool, emit func(beam.EventTime, beam.X, raw.Record)) {
+	if r, ok := recordOf(f.Rules, raw.Pair, l, v, matched); ok {
 		emit(beam.EventTime(l.Time), key, r)
 		if matched {
-			counters.pairs.Inc(ctx, 1)
+			raw.Count.Pairs.Inc(ctx, 1)
 		} else {
-			counters.unmatchedOut[Left].Inc(ctx, 1)
+			raw.Count.UnmatchedOut[match.Left].Inc(ctx, 1)
 		}
 	}
 }
 
 // emitRetraction withdraws c's earlier record, if one was emitted.
-func (f *asofFn) emitRetraction(ctx context.Context, key beam.X, c asofChange, emit func(beam.EventTime, beam.X, raw.Record)) {
-	if r, ok := asofRecord(f.Rules, raw.Retract, c.Left, c.Old, c.HadOld); ok {
+func (f *asofFn) emitRetraction(ctx context.Context, key beam.X, c change, emit func(beam.EventTime, beam.X, raw.Record)) {
+	if r, ok := recordOf(f.Rules, raw.Retract, c.Left, c.Old, c.HadOld); ok {
 		emit(beam.EventTime(c.Left.Time), key, r)
-		counters.retractions.Inc(ctx, 1)
+		raw.Count.Retractions.Inc(ctx, 1)
 	}
 }
 
@@ -173,7 +174,7 @@ func (f *asofFn) emitRetraction(ctx context.Context, key beam.X, c asofChange, e
 // one) for left element l: with version v if matched, else l alone, which
 // only LeftOuter reports (ok false otherwise), as raw.Unmatched (or
 // raw.Retract).
-func asofRecord(r asofRules, kind raw.Kind, l, v asofEntry, matched bool) (raw.Record, bool) {
+func recordOf(r Rules, kind raw.Kind, l, v entry, matched bool) (raw.Record, bool) {
 	if matched {
 		return raw.Record{Kind: kind, HasLeft: true, HasRight: true, LeftTime: l.Time, RightTime: v.Time, Left: l.Value, Right: v.Value}, true
 	}
@@ -191,19 +192,19 @@ func asofRecord(r asofRules, kind raw.Kind, l, v asofEntry, matched bool) (raw.R
 // just fired, and so is set no more. As for Interval (joiner.moveTimer), a
 // timer is tagged with its hold and firing time, and a change of tag
 // clears the old timer and sets a new one, for Prism's sake.
-func (f *asofFn) moveTimer(tp timers.Provider, before, after timer, fired bool, firedTag string) {
-	armed := before.set && !(fired && before.tag() == firedTag)
+func (f *asofFn) moveTimer(tp timers.Provider, before, after timertag.Timer, fired bool, firedTag string) {
+	armed := before.Set && !(fired && before.Tag() == firedTag)
 	if armed && before == after {
 		return
 	}
-	if armed && before.tag() != after.tag() {
-		f.Timer.ClearTag(tp, before.tag())
+	if armed && before.Tag() != after.Tag() {
+		f.Timer.ClearTag(tp, before.Tag())
 	}
-	if after.set {
-		hold := after.hold
-		if hold == noHold {
-			hold = after.fire
+	if after.Set {
+		hold := after.Hold
+		if hold == timertag.NoHold {
+			hold = after.Fire
 		}
-		setTimer(&f.Timer, tp, after.tag(), after.fire, hold)
+		timertag.Arm(&f.Timer, tp, after.Tag(), after.Fire, hold)
 	}
 }

@@ -1,24 +1,25 @@
-package join
+package asof
 
 // This file holds the as-of join's rules in plain Go, with no Beam in
 // them: which version a left element joins (asofRules.match, with the tie
 // rule in supersedes), what one key keeps (asofKey) and how a timer firing
 // finalizes left elements and drops versions no on-time element can need
-// (asofKey.fire), and where the key's one timer goes (asofRules.timer).
+// (asofKey.Fire), and where the key's one timer goes (asofRules.timer).
 // The streaming DoFn (asof_fn.go) and the bounded sweep (asof_bounded.go)
 // only move data between Beam and these functions.
 
 import (
 	"bytes"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 	"math"
 	"slices"
 )
 
 // asofNoProgress is the progress of a key on which no timer has fired.
-const asofNoProgress = math.MinInt64
+const noProgress = math.MinInt64
 
 // asofRules are the as-of join's options in the core's terms.
-type asofRules struct {
+type Rules struct {
 	// Outer: a left element with no valid version gives an unmatched
 	// record (LeftOuter); else it gives nothing (Inner).
 	Outer bool
@@ -38,7 +39,7 @@ type asofRules struct {
 
 // asofEntry is an element of either side as the core keeps it: its event
 // time in milliseconds and its encoded value.
-type asofEntry struct {
+type entry struct {
 	Time  int64
 	Value []byte
 }
@@ -47,7 +48,7 @@ type asofEntry struct {
 // over b if it is later, or, at the same time, if its encoded value is
 // greater (bytes.Compare). It depends on the versions alone, never on the
 // order they arrive in.
-func supersedes(a, b asofEntry) bool {
+func supersedes(a, b entry) bool {
 	if a.Time != b.Time {
 		return a.Time > b.Time
 	}
@@ -57,7 +58,7 @@ func supersedes(a, b asofEntry) bool {
 // valid reports whether version v may be joined with a left element at t:
 // v is at or before t (strictly before under Strict) and, under MaxAge, at
 // most MaxAge older than t.
-func (r asofRules) valid(v asofEntry, t int64) bool {
+func (r Rules) valid(v entry, t int64) bool {
 	if v.Time > t || (r.Strict && v.Time == t) {
 		return false
 	}
@@ -66,8 +67,8 @@ func (r asofRules) valid(v asofEntry, t int64) bool {
 
 // match is the match rule: the version among vs that a left element at t
 // joins, the one valid at t that supersedes all others valid at t.
-func (r asofRules) match(vs []asofEntry, t int64) (asofEntry, bool) {
-	var best asofEntry
+func (r Rules) match(vs []entry, t int64) (entry, bool) {
+	var best entry
 	found := false
 	for _, v := range vs {
 		if r.valid(v, t) && (!found || supersedes(v, best)) {
@@ -84,35 +85,35 @@ func (r asofRules) match(vs []asofEntry, t int64) (asofEntry, bool) {
 // Versions holds at most one version before Progress, the latest (the
 // base): an on-time left element is at or after Progress, so no older
 // version can be its match. Every version at or after Progress is kept.
-type asofKey struct {
+type keyState struct {
 	Progress int64
-	Versions []asofEntry
-	Pending  []asofEntry
+	Versions []entry
+	Pending  []entry
 }
 
-func newAsofKey() *asofKey { return &asofKey{Progress: asofNoProgress} }
+func newKeyState() *keyState { return &keyState{Progress: noProgress} }
 
 // late is the lateness rule: an element is late iff it is before the
 // key's progress. A left element before it may already have lost the
 // versions it needed, and a version before it may be the match of a left
 // element whose record is final.
-func (k *asofKey) late(t int64) bool { return t < k.Progress }
+func (k *keyState) late(t int64) bool { return t < k.Progress }
 
 // asofChange is a pending left element whose match a new version changed
 // (EmitRetract): its earlier record (Old, or unmatched if !HadOld) is to
 // be retracted and New's pair emitted.
-type asofChange struct {
-	Left   asofEntry
-	Old    asofEntry
+type change struct {
+	Left   entry
+	Old    entry
 	HadOld bool
-	New    asofEntry
+	New    entry
 }
 
 // addVersion adds the on-time version v. It returns whether v is kept (a
 // version at the same time that supersedes v drops it) and, under
 // EmitRetract, the pending left elements whose match v becomes.
-func (k *asofKey) addVersion(r asofRules, v asofEntry) (kept bool, changes []asofChange) {
-	i, found := slices.BinarySearchFunc(k.Versions, v.Time, func(e asofEntry, t int64) int {
+func (k *keyState) addVersion(r Rules, v entry) (kept bool, changes []change) {
+	i, found := slices.BinarySearchFunc(k.Versions, v.Time, func(e entry, t int64) int {
 		switch {
 		case e.Time < t:
 			return -1
@@ -131,7 +132,7 @@ func (k *asofKey) addVersion(r asofRules, v asofEntry) (kept bool, changes []aso
 			}
 			old, had := r.match(k.Versions, l.Time)
 			if !had || supersedes(v, old) {
-				changes = append(changes, asofChange{Left: l, Old: old, HadOld: had, New: v})
+				changes = append(changes, change{Left: l, Old: old, HadOld: had, New: v})
 			}
 		}
 	}
@@ -144,9 +145,9 @@ func (k *asofKey) addVersion(r asofRules, v asofEntry) (kept bool, changes []aso
 }
 
 // asofFinal is a left element made final, with its match if it has one.
-type asofFinal struct {
-	Left    asofEntry
-	Version asofEntry
+type finalLeft struct {
+	Left    entry
+	Version entry
 	Matched bool
 }
 
@@ -156,18 +157,18 @@ type asofFinal struct {
 // left element can join are dropped: all before the latest version before
 // at, and that one too if under MaxAge it is too old for any time from at
 // on. It returns how many versions it dropped.
-func (k *asofKey) fire(r asofRules, at int64) (final []asofFinal, dropped int) {
+func (k *keyState) fire(r Rules, at int64) (final []finalLeft, dropped int) {
 	keep := k.Pending[:0]
 	for _, l := range k.Pending {
 		if l.Time < at {
 			v, ok := r.match(k.Versions, l.Time)
-			final = append(final, asofFinal{Left: l, Version: v, Matched: ok})
+			final = append(final, finalLeft{Left: l, Version: v, Matched: ok})
 		} else {
 			keep = append(keep, l)
 		}
 	}
 	k.Pending = keep
-	slices.SortFunc(final, func(a, b asofFinal) int { return compareEntries(a.Left, b.Left) })
+	slices.SortFunc(final, func(a, b finalLeft) int { return compareEntries(a.Left, b.Left) })
 	k.Progress = max(k.Progress, at)
 	base := -1 // the latest version before at
 	for i, v := range k.Versions {
@@ -186,7 +187,7 @@ func (k *asofKey) fire(r asofRules, at int64) (final []asofFinal, dropped int) {
 }
 
 // compareEntries orders entries by time, then encoded value.
-func compareEntries(a, b asofEntry) int {
+func compareEntries(a, b entry) int {
 	if a.Time != b.Time {
 		if a.Time < b.Time {
 			return -1
@@ -199,13 +200,13 @@ func compareEntries(a, b asofEntry) int {
 // forgettable reports whether the key holds nothing but its progress: no
 // version and no pending left element. Such a key is forgotten Horizon
 // after its progress (see asofRules.timer).
-func (k *asofKey) forgettable() bool {
-	return len(k.Versions) == 0 && len(k.Pending) == 0 && k.Progress != asofNoProgress
+func (k *keyState) forgettable() bool {
+	return len(k.Versions) == 0 && len(k.Pending) == 0 && k.Progress != noProgress
 }
 
 // forgetAt is when a forgettable key's state is cleared: Horizon after its
 // progress.
-func (r asofRules) forgetAt(k *asofKey) int64 { return satAdd(k.Progress, r.Horizon) }
+func (r Rules) forgetAt(k *keyState) int64 { return satAdd(k.Progress, r.Horizon) }
 
 // timer is where the key's one timer must be, derived from its state
 // alone: at the earliest of a millisecond after its earliest pending left
@@ -215,21 +216,21 @@ func (r asofRules) forgetAt(k *asofKey) int64 { return satAdd(k.Progress, r.Hori
 // left elements are pending it holds the output watermark at the earliest
 // of them, so that their records, whenever made, are on time. A key that
 // holds only its progress has its timer at forgetAt, holding nothing.
-func (r asofRules) timer(k *asofKey) timer {
-	t := timer{hold: noHold}
+func (r Rules) timer(k *keyState) timertag.Timer {
+	t := timertag.Timer{Hold: timertag.NoHold}
 	if k.forgettable() {
-		t.fire, t.set = r.forgetAt(k), true
+		t.Fire, t.Set = r.forgetAt(k), true
 		return t
 	}
 	at := func(fire int64) {
-		if !t.set || fire < t.fire {
-			t.fire, t.set = fire, true
+		if !t.Set || fire < t.Fire {
+			t.Fire, t.Set = fire, true
 		}
 	}
 	for _, l := range k.Pending {
 		at(l.Time + 1)
-		if t.hold == noHold || l.Time < t.hold {
-			t.hold = l.Time
+		if t.Hold == timertag.NoHold || l.Time < t.Hold {
+			t.Hold = l.Time
 		}
 	}
 	if len(k.Versions) >= 2 {

@@ -1,4 +1,4 @@
-package join
+package asof
 
 // This file holds the as-of join's bounded-input path (the Bounded
 // option): each bundle's elements of each side are gathered by shard of
@@ -27,24 +27,6 @@ func init() {
 		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&asofSweepFn{})
 }
 
-// asofBounded is the bounded path: sides, each side's tagged
-// PCollection<KV<K, encoded>>, become the join's records and its (empty)
-// late elements, the PCollections the streaming path's DoFn produces. key
-// is the coder of K; op names the join in errors.
-func asofBounded(s beam.Scope, op string, cfg config, key coders.Element, sides [2]beam.PCollection) (records, late beam.PCollection, err error) {
-	// One bucket: a key's versions may be at any time before its left
-	// elements.
-	gathered, err := bounded.Gather(s, op, sides, bounded.Gathering{Key: key, Hold: cfg.gatherBytes, Shards: cfg.boundedShards})
-	if err != nil {
-		return beam.PCollection{}, beam.PCollection{}, err
-	}
-	fn := &asofSweepFn{Rules: cfg.asofRules(), Key: key}
-	fn.Groups, fn.Release = bounded.NewState()
-	keyType := beam.TypeDefinition{Var: beam.XType, T: sides[Left].Type().Components()[0].Type()}
-	records, late = beam.ParDo2(s, fn, gathered, keyType)
-	return records, late, nil
-}
-
 // asofSweepFn joins the keys of one shard once the input is done: it
 // collects each gathered element in state (bounded.Groups), and the firing
 // that releases them joins each key's values. Every version is known
@@ -53,7 +35,7 @@ func asofBounded(s beam.Scope, op string, cfg config, key coders.Element, sides 
 // which nothing is late; under EmitRetract too, since with every version
 // known no record needs retracting.
 type asofSweepFn struct {
-	Rules asofRules
+	Rules Rules
 	Key   coders.Element
 	// Groups and Release collect the shard's values (bounded.Groups).
 	Groups  state.Bag[[]byte]
@@ -86,14 +68,14 @@ func (f *asofSweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.
 
 // join joins a key's entries and emits the records.
 func (f *asofSweepFn) join(ctx context.Context, key beam.X, entries []match.Entry[[]byte], emit func(beam.EventTime, beam.X, raw.Record)) {
-	k := newAsofKey()
+	k := newKeyState()
 	final := f.Rules
 	final.Retract = false
-	var lefts []asofEntry
+	var lefts []entry
 	var in [2]int64
 	var superseded int64
 	for _, t := range entries {
-		e := asofEntry{Time: t.Time, Value: t.Value}
+		e := entry{Time: t.Time, Value: t.Value}
 		if t.Side == match.Left {
 			lefts = append(lefts, e)
 		} else if kept, _ := k.addVersion(final, e); !kept {
@@ -105,7 +87,7 @@ func (f *asofSweepFn) join(ctx context.Context, key beam.X, entries []match.Entr
 	var pairs, unmatched int64
 	for _, l := range lefts {
 		v, ok := f.Rules.match(k.Versions, l.Time)
-		if r, emitted := asofRecord(f.Rules, raw.Pair, l, v, ok); emitted {
+		if r, emitted := recordOf(f.Rules, raw.Pair, l, v, ok); emitted {
 			emit(beam.EventTime(l.Time), key, r)
 			if ok {
 				pairs++
@@ -116,16 +98,16 @@ func (f *asofSweepFn) join(ctx context.Context, key beam.X, entries []match.Entr
 	}
 	for s, n := range in {
 		if n > 0 {
-			counters.in[s].Inc(ctx, n)
+			raw.Count.In[s].Inc(ctx, n)
 		}
 	}
 	if pairs > 0 {
-		counters.pairs.Inc(ctx, pairs)
+		raw.Count.Pairs.Inc(ctx, pairs)
 	}
 	if unmatched > 0 {
-		counters.unmatchedOut[Left].Inc(ctx, unmatched)
+		raw.Count.UnmatchedOut[match.Left].Inc(ctx, unmatched)
 	}
 	if superseded > 0 {
-		asofCounters.superseded.Inc(ctx, superseded)
+		counters.superseded.Inc(ctx, superseded)
 	}
 }

@@ -1,4 +1,4 @@
-package join
+package asof
 
 // This file holds how the as-of join keeps a key in Beam state: one bag of
 // chunks, each a run of records (a progress, a version or a pending left
@@ -12,24 +12,24 @@ import (
 
 // The record kinds of an as-of state chunk.
 const (
-	asofRecProgress byte = 1 + iota
-	asofRecVersion
-	asofRecLeft
+	recProgress byte = 1 + iota
+	recVersion
+	recLeft
 )
 
 // asofStateVersion is the format version written at the start of every
 // chunk, so that a later format can tell old state apart.
-const asofStateVersion byte = 1
+const stateVersion byte = 1
 
 // appendAsofRecord appends one record to a chunk (which starts with the
 // format version).
-func appendAsofRecord(chunk []byte, kind byte, e asofEntry) []byte {
+func appendRecord(chunk []byte, kind byte, e entry) []byte {
 	if len(chunk) == 0 {
-		chunk = append(chunk, asofStateVersion)
+		chunk = append(chunk, stateVersion)
 	}
 	chunk = append(chunk, kind)
 	chunk = binary.AppendVarint(chunk, e.Time)
-	if kind != asofRecProgress {
+	if kind != recProgress {
 		chunk = binary.AppendUvarint(chunk, uint64(len(e.Value)))
 		chunk = append(chunk, e.Value...)
 	}
@@ -37,13 +37,13 @@ func appendAsofRecord(chunk []byte, kind byte, e asofEntry) []byte {
 }
 
 // encodeAsofKey writes the whole key as one chunk.
-func encodeAsofKey(k *asofKey) []byte {
-	chunk := appendAsofRecord(nil, asofRecProgress, asofEntry{Time: k.Progress})
+func encodeKey(k *keyState) []byte {
+	chunk := appendRecord(nil, recProgress, entry{Time: k.Progress})
 	for _, v := range k.Versions {
-		chunk = appendAsofRecord(chunk, asofRecVersion, v)
+		chunk = appendRecord(chunk, recVersion, v)
 	}
 	for _, l := range k.Pending {
-		chunk = appendAsofRecord(chunk, asofRecLeft, l)
+		chunk = appendRecord(chunk, recLeft, l)
 	}
 	return chunk
 }
@@ -51,16 +51,16 @@ func encodeAsofKey(k *asofKey) []byte {
 // decodeAsofKey rebuilds a key from its bag's chunks, in the order they
 // were appended. Versions go through addVersion, so that of two at one
 // time the one that supersedes the other is kept, whatever the order.
-func decodeAsofKey(r asofRules, chunks [][]byte) (*asofKey, error) {
-	k := newAsofKey()
+func decodeKey(r Rules, chunks [][]byte) (*keyState, error) {
+	k := newKeyState()
 	noRetract := r
 	noRetract.Retract = false
 	for ci, c := range chunks {
 		if len(c) == 0 {
 			continue
 		}
-		if c[0] != asofStateVersion {
-			return nil, fmt.Errorf("beamjoin: join.AsOf: state chunk %d has format version %d, want %d", ci, c[0], asofStateVersion)
+		if c[0] != stateVersion {
+			return nil, fmt.Errorf("beamjoin: join.AsOf: state chunk %d has format version %d, want %d", ci, c[0], stateVersion)
 		}
 		b := c[1:]
 		for len(b) > 0 {
@@ -70,9 +70,9 @@ func decodeAsofKey(r asofRules, chunks [][]byte) (*asofKey, error) {
 				return nil, fmt.Errorf("beamjoin: join.AsOf: state chunk %d: bad time", ci)
 			}
 			b = b[1+n:]
-			var e asofEntry
+			var e entry
 			e.Time = t
-			if kind != asofRecProgress {
+			if kind != recProgress {
 				l, n := binary.Uvarint(b)
 				if n <= 0 || uint64(len(b)-n) < l {
 					return nil, fmt.Errorf("beamjoin: join.AsOf: state chunk %d: bad value length", ci)
@@ -81,11 +81,11 @@ func decodeAsofKey(r asofRules, chunks [][]byte) (*asofKey, error) {
 				b = b[n+int(l):]
 			}
 			switch kind {
-			case asofRecProgress:
+			case recProgress:
 				k.Progress = max(k.Progress, t)
-			case asofRecVersion:
+			case recVersion:
 				k.addVersion(noRetract, e)
-			case asofRecLeft:
+			case recLeft:
 				k.Pending = append(k.Pending, e)
 			default:
 				return nil, fmt.Errorf("beamjoin: join.AsOf: state chunk %d: unknown record kind %d", ci, kind)
