@@ -211,3 +211,13 @@ func valueOf(v any, t reflect.Type) reflect.Value {
 	}
 	return reflect.ValueOf(v)
 }
+
+// decodeFates decodes the raw fate records of the join op into Fate[K],
+// of type t.
+func decodeFates(s beam.Scope, op string, fates beam.PCollection, t reflect.Type) (beam.PCollection, error) {
+	out, err := beam.TryParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: t}}, fates, beam.TypeDefinition{Var: beam.YType, T: t})
+	if err != nil {
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
+	return out[0], nil
+}

@@ -2,10 +2,9 @@ package join
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/interval"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
@@ -29,13 +28,9 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	buckets := cfg.boundedBuckets()
-	groups := map[int64][]match.Entry[[]byte]{}
+	var entries []match.Entry[[]byte]
 	for _, e := range elements {
-		first, last := buckets.Placement(e.Time)
-		for b := first; b <= last; b++ {
-			groups[b] = append(groups[b], match.Entry[[]byte]{Side: e.Side.core(), Time: e.Time, Value: []byte(e.Value)})
-		}
+		entries = append(entries, match.Entry[[]byte]{Side: e.Side.core(), Time: e.Time, Value: []byte(e.Value)})
 	}
 	side := func(has bool, v []byte, t int64) string {
 		if !has {
@@ -44,21 +39,14 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 		return fmt.Sprintf("%s@%d", v, t)
 	}
 	var peak int
-	var owner int64
-	out := sweepOutput{
-		owns: func(t int64) bool { return buckets.Owns(owner, t) },
-		record: func(ts int64, r raw.Record) {
+	out := interval.Sweep(cfg.interval(), entries,
+		func(ts int64, r raw.Record) {
 			records = append(records, fmt.Sprintf("%v %s %s t=%d", r.Kind, side(r.HasLeft, r.Left, r.LeftTime), side(r.HasRight, r.Right, r.RightTime), ts))
 		},
-		late: func(e match.Entry[[]byte]) {
+		func(e match.Entry[[]byte]) {
 			late = append(late, fmt.Sprintf("late %v %s@%d", sideOf(e.Side), e.Value, e.Time))
 		},
-		bufferedAt: func(n int) { peak = max(peak, n) },
-	}
-	for _, b := range slices.Sorted(maps.Keys(groups)) {
-		owner = b
-		sweeper{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis()}.sweep(groups[b], &out)
-	}
+		func(n int) { peak = max(peak, n) })
 
 	counts = map[string]int64{}
 	add := func(name string, n int64) {
@@ -67,15 +55,15 @@ func Sweep(elements []SweepElement, opts ...Option) (records, late []string, cou
 		}
 	}
 	for _, s := range []Side{Left, Right} {
-		add(s.String()+"_in", out.in[s])
-		add(s.String()+"_unmatched_out", out.unmatchedOut[s])
-		for f, n := range out.fate[s] {
+		add(s.String()+"_in", out.In[s])
+		add(s.String()+"_unmatched_out", out.UnmatchedOut[s])
+		for f, n := range out.Fate[s] {
 			add(s.String()+"_"+match.Fate(f).String(), n)
 		}
 	}
-	add("pairs_out", out.pairs)
-	add("retractions_out", out.retracted)
-	add("buffered", out.buffered-out.removes)
+	add("pairs_out", out.Pairs)
+	add("retractions_out", out.Retracted)
+	add("buffered", out.Buffered-out.Removes)
 	add("buffered_per_key", int64(peak))
 	return records, late, counts, nil
 }

@@ -1,16 +1,13 @@
 package join
 
-// This file holds Interval, the interval join composite. Its DoFns are in
-// interval_fn.go, its timer policy in interval_timer.go, its default state
-// layout in interval_state.go, the split layout in interval_split*.go;
-// docs/design/interval.md explains how it runs.
+// This file holds Interval, the interval join composite. Its engine is
+// package internal/interval; docs/design/interval.md explains how it runs.
 
 import (
+	"reflect"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
-	"github.com/beamjoin/beamjoin/coders"
-	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/interval"
 )
 
 // Interval joins left, a PCollection<KV<K,L>>, with right, a
@@ -82,55 +79,33 @@ func TryInterval[K, L, R any](s beam.Scope, left, right beam.PCollection, opts .
 	if err != nil {
 		return Outputs{}, err
 	}
-	var records, late, tagged beam.PCollection
-	if !cfg.bounded { // the bounded path flattens its gathered sides
-		if tagged, err = raw.Flatten(s, op, in.Sides); err != nil {
+	fateType := reflect.TypeFor[Fate[K]]()
+	if cfg.trackFates {
+		if err := checkRegistered[K, L, R](op, fateType); err != nil {
 			return Outputs{}, err
 		}
 	}
-	switch {
-	case cfg.bounded:
-		records, late, err = joinBounded(s.Scope("bounded"), op, cfg, in.Key, in.Sides)
-	case cfg.split:
-		records, late = joinSplit(s.Scope("split"), cfg, in.Key, tagged)
-	default:
-		records, late = beam.ParDo2(s, statefulFn(newJoiner(cfg, in.Key)), tagged)
-	}
+	records, late, fates, err := interval.Build(s, op, cfg.interval(), in.Key, in.Sides)
 	if err != nil {
 		return Outputs{}, err
 	}
-	if !cfg.trackFates {
-		return in.outputs(s, records, late, cfg.lateness), nil
-	}
-	records, fates, err := intervalFates[K, L, R](s, records)
-	if err != nil {
-		return Outputs{}, err
+	var fateRecords beam.PCollection
+	if cfg.trackFates {
+		if fateRecords, err = decodeFates(s, op, fates, fateType); err != nil {
+			return Outputs{}, err
+		}
 	}
 	out := in.outputs(s, records, late, cfg.lateness)
-	out.Fates = fates
+	out.Fates = fateRecords
 	return out, nil
 }
 
-// newJoiner is the default layout's joiner of a join with config cfg and
-// key coder key: the interval join's DoFn carries it, and the runner-model
-// harness (model_harness_test.go) builds its DoFns through it too.
-func newJoiner(cfg config, key coders.Element) joiner {
-	j := joiner{
-		Rules:        cfg.rules(),
-		MaxBuffered:  cfg.maxBuffered,
-		CleanupEvery: cfg.cleanupMillis(),
-		Key:          key,
-		NoCache:      cfg.noCache,
-		Horizon:      cfg.horizon.Milliseconds(),
-		CacheBytes:   cfg.cacheBytes,
-		Fates:        cfg.trackFates,
-		UniqueLeft:   cfg.uniqueLeft,
+// interval is the config in the interval engine's terms.
+func (c config) interval() interval.Config {
+	return interval.Config{
+		Rules: c.rules(), MaxBuffered: c.maxBuffered, CleanupEvery: c.cleanupMillis(), Horizon: c.horizon.Milliseconds(),
+		Split: c.split, SplitWidth: c.splitWidth.Milliseconds(), Bounded: c.bounded, BucketWidth: c.bucketWidth.Milliseconds(),
+		CacheBytes: c.cacheBytes, NoCache: c.noCache, NoAppendCleanup: c.noAppendCleanup, Fates: c.trackFates, UniqueLeft: c.uniqueLeft,
+		GatherBytes: c.gatherBytes, Shards: c.boundedShards,
 	}
-	j.AppendCleanup = !cfg.noAppendCleanup && appendable(j.Rules)
-	return j
-}
-
-// statefulFn is the default layout's stateful DoFn of j.
-func statefulFn(j joiner) *intervalFn {
-	return &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"), Cleanup: timers.InEventTime("cleanup")}
 }

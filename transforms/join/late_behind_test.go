@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 )
 
 // TestLateBehind checks that LateBehind is the join's own boundary: on a
@@ -47,25 +45,54 @@ func TestLateBehind(t *testing.T) {
 					t.Fatal(err)
 				}
 				rules := c.rules()
-				h := newHarness(t, rules, time.Millisecond, 0)
+				// The interval join's DoFn, as Interval builds it, with
+				// exact cleanup.
+				in, err := NewModelProcess("late_behind").NewInstance(append(tc.opts, CleanupEvery(time.Millisecond))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ks := NewModelKeyState()
 				const p = 1_000_000 // the key's cleanup progress
 				other := side.core().Other()
 				x := p - rules.Expiry(other, 0) // an element of the other side that expires at p
-				h.startBundle()
-				h.element(sideOf(other), x, "a", "x")
-				h.finishBundle()
-				timer := h.earliest("a")
-				if got := timer.FireTimestamp.Milliseconds(); got != p {
+				var lateOut []string
+				element := func(s Side, ms int64, value string) {
+					_, late, _, err := in.Element(ks, "a", s, ms, value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, l := range late {
+						v := l.Left
+						if l.Side == Right {
+							v = l.Right
+						}
+						lateOut = append(lateOut, fmt.Sprintf("late %v %s %s@%d", l.Side, l.Key, *v, l.Time.UnixMilli()))
+					}
+				}
+				in.StartBundle()
+				element(sideOf(other), x, "x")
+				in.FinishBundle()
+				// The key's earliest timer is its cleanup timer, beside which
+				// it may also have its forgetting timer set (a cleanup that
+				// appends a record).
+				timers := ks.Timers()
+				if len(timers) == 0 {
+					t.Fatal("key a has no timer set")
+				}
+				timer := timers[0]
+				if got := timer.Fire; got != p {
 					t.Fatalf("the key's timer fires at %d, want %d", got, p)
 				}
-				h.startBundle()
-				h.fire("a", timer)
+				in.StartBundle()
+				if _, err := in.Fire(ks, "a", timer); err != nil {
+					t.Fatal(err)
+				}
 				behind := d.Milliseconds()
-				h.element(side, p-behind, "a", "on time")
-				h.element(side, p-behind-1, "a", "late")
-				h.finishBundle()
-				if want := fmt.Sprintf("late %v a late@%d", side, p-behind-1); len(h.late) != 1 || h.late[0] != want {
-					t.Errorf("late elements %q, want [%q]", h.late, want)
+				element(side, p-behind, "on time")
+				element(side, p-behind-1, "late")
+				in.FinishBundle()
+				if want := fmt.Sprintf("late %v a late@%d", side, p-behind-1); len(lateOut) != 1 || lateOut[0] != want {
+					t.Errorf("late elements %q, want [%q]", lateOut, want)
 				}
 			})
 		}
@@ -79,23 +106,4 @@ func TestLateBehind(t *testing.T) {
 	if _, err := LateBehind(Left); err == nil {
 		t.Error("LateBehind with no bounds succeeded, want TryInterval's error")
 	}
-}
-
-// earliest returns the key's set timer that fires first: the cleanup
-// timer, beside which a key may also have its forgetting timer set (a
-// cleanup that appends a record, interval_timer.go).
-func (h *harness) earliest(key string) timers.TimerMap {
-	h.t.Helper()
-	_, tp := h.stores(key)
-	var first timers.TimerMap
-	found := false
-	for _, t := range tp {
-		if !found || t.FireTimestamp < first.FireTimestamp {
-			first, found = t, true
-		}
-	}
-	if !found {
-		h.t.Fatalf("key %s has no timer set", key)
-	}
-	return first
 }

@@ -2,9 +2,9 @@ package join
 
 // This file exposes the interval join's real stateful DoFns to the
 // runner-model harness (model_harness_test.go, package join_test) over the
-// in-memory state and timer backend of interval_harness_test.go: a worker
-// process, DoFn instances built as Interval builds them (newJoiner and
-// statefulFn, or splitFns for the split layout), one runner key's
+// in-memory state and timer backend of package statetest: a worker
+// process, DoFn instances built as Interval builds them (interval.NewFn,
+// or interval.NewSplitFns for the split layout), one runner key's
 // committed state that a bundle copies and commits or discards, and what
 // the DoFns emit: records as Result and LateElement values, and the split
 // layout's pieces. It holds no join logic: every verdict is the DoFns'.
@@ -24,16 +24,19 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/asof"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/interval"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/statetest"
 )
 
 // ModelProcess is one simulated worker process: what its DoFn instances
 // share beyond their own fields.
 type ModelProcess struct {
 	id     string
-	caches cacheBudget // what its instances' bundle caches hold together
+	caches interval.CacheBudget // what its instances' bundle caches hold together
 }
 
 // NewModelProcess returns a fresh worker process, named id.
@@ -42,7 +45,12 @@ func NewModelProcess(id string) *ModelProcess { return &ModelProcess{id: id} }
 // CacheBytes is what the bundle caches of the process's instances hold
 // together, by the process's budget (BundleCacheBytes): the instances in
 // use, and any discarded after a failed bundle that Go has not collected.
-func (p *ModelProcess) CacheBytes() int64 { return p.caches.used.Load() }
+func (p *ModelProcess) CacheBytes() int64 { return p.caches.Bytes() }
+
+// keyedByItself makes a KV pair, for a PCollection with a string key coder.
+func keyedByItself(v string) (string, string) { return v, v }
+
+func init() { register.Function1x2(keyedByItself) }
 
 // modelKeyCoder is the string key coder of the model's joins, built once.
 var modelKeyCoder = sync.OnceValues(func() (coders.Element, error) {
@@ -59,14 +67,42 @@ type eventTimeFn interface {
 		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
 }
 
+// intervalFn is the interval join's stateful DoFn in its default layout.
+type intervalFn interface {
+	eventTimeFn
+	StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	CacheBytes() int64
+}
+
+// splitFns are the split layout's two stateful DoFns: the first stage,
+// keyed by the join's key, and a bucket.
+type splitFns struct {
+	spread interface {
+		ProcessElement(context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded, func(beam.EventTime, []byte, interval.Piece)) error
+		OnTimer(context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, timers.Context, func(beam.EventTime, []byte, interval.Piece)) error
+		StartBundle(func(beam.EventTime, []byte, interval.Piece))
+		FinishBundle(func(beam.EventTime, []byte, interval.Piece))
+		CacheBytes() int64
+	}
+	bucket interface {
+		ProcessElement(context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, interval.Piece,
+			func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
+		OnTimer(context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, timers.Context,
+			func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
+		StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+		FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+		CacheBytes() int64
+	}
+}
+
 // ModelInstance is one instance of the interval join's stateful DoFn, of
 // a join over string keys and values, in a ModelProcess.
 type ModelInstance struct {
 	proc  *ModelProcess
-	fn    harnessFn
-	j     *joiner
-	split *splitHarness // the split layout's DoFns, or nil
-	asof  eventTimeFn   // an as-of join's DoFn (NewAsOfInstance), or nil
+	fn    intervalFn
+	split *splitFns   // the split layout's DoFns, or nil
+	asof  eventTimeFn // an as-of join's DoFn (NewAsOfInstance), or nil
 	ctx   context.Context
 
 	records []Result[string, string, string]
@@ -86,21 +122,16 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 	}
 	in := &ModelInstance{proc: p, ctx: metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "model"), "join")}
 	if cfg.split {
-		spread, bucket := splitFns(cfg, key)
-		in.split = &splitHarness{spread: spread, bucket: bucket}
-		spread.Spread.cache.budget, bucket.Bucket.cache.budget = &p.caches, &p.caches
+		spread, bucket := interval.NewSplitFns(cfg.interval(), key, &p.caches)
+		in.split = &splitFns{spread: spread, bucket: bucket}
 		if err := spread.Setup(); err != nil {
 			return nil, err
 		}
 		return in, bucket.Setup()
 	}
-	fn := statefulFn(newJoiner(cfg, key))
-	in.fn, in.j = fn, &fn.Join
-	in.j.cache.budget = &p.caches
-	if err := in.j.Key.Setup(); err != nil {
-		return nil, err
-	}
-	return in, nil
+	fn := interval.NewFn(cfg.interval(), key, &p.caches)
+	in.fn = fn
+	return in, fn.Setup()
 }
 
 // NewAsOfInstance builds a DoFn instance of the as-of join opts
@@ -116,15 +147,23 @@ func (p *ModelProcess) NewAsOfInstance(opts ...Option) (*ModelInstance, error) {
 
 // StartBundle starts a bundle on the instance.
 func (in *ModelInstance) StartBundle() {
-	if in.asof == nil {
-		bundlerOf(in.fn, in.split).StartBundle(in.emit, in.emitLate)
+	switch {
+	case in.split != nil:
+		in.split.spread.StartBundle(nil)
+		in.split.bucket.StartBundle(in.emit, in.emitLate)
+	case in.fn != nil:
+		in.fn.StartBundle(in.emit, in.emitLate)
 	}
 }
 
 // FinishBundle finishes the instance's bundle.
 func (in *ModelInstance) FinishBundle() {
-	if in.asof == nil {
-		bundlerOf(in.fn, in.split).FinishBundle(in.emit, in.emitLate)
+	switch {
+	case in.split != nil:
+		in.split.spread.FinishBundle(nil)
+		in.split.bucket.FinishBundle(in.emit, in.emitLate)
+	case in.fn != nil:
+		in.fn.FinishBundle(in.emit, in.emitLate)
 	}
 }
 
@@ -135,9 +174,9 @@ func (in *ModelInstance) CacheBytes() int64 {
 		return 0
 	}
 	if in.split != nil {
-		return in.split.spread.Spread.cache.used + in.split.bucket.Bucket.cache.used
+		return in.split.spread.CacheBytes() + in.split.bucket.CacheBytes()
 	}
-	return in.j.cache.used
+	return in.fn.CacheBytes()
 }
 
 // ModelPiece is a piece the split layout's first stage sent: the runner
@@ -147,7 +186,7 @@ type ModelPiece struct {
 	Key string
 	At  int64
 	Of  string
-	p   piece
+	p   interval.Piece
 }
 
 // BucketPrefix starts the runner key of a split layout's bucket, as
@@ -175,7 +214,7 @@ func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms in
 	e := raw.Encoded{Side: uint8(side), Value: []byte(value)}
 	if in.split != nil {
 		var sent []ModelPiece
-		err = in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.provider(), key, e, func(at beam.EventTime, g []byte, p piece) {
+		err = in.split.spread.ProcessElement(in.ctx, beam.EventTime(ms), ks.st, ks.provider(), key, e, func(at beam.EventTime, g []byte, p interval.Piece) {
 			sent = append(sent, ModelPiece{Key: BucketPrefix + string(g), At: at.Milliseconds(), p: p})
 		})
 		return nil, nil, sent, err
@@ -226,7 +265,7 @@ func (in *ModelInstance) onTimer(ks *ModelKeyState, key string, t timers.TimerMa
 		err = in.split.bucket.OnTimer(in.ctx, hold, ks.st, ks.provider(), []byte(group), tc, in.emit, in.emitLate)
 	default:
 		sent := 0
-		err = in.split.spread.OnTimer(in.ctx, hold, ks.st, ks.provider(), key, tc, func(beam.EventTime, []byte, piece) { sent++ })
+		err = in.split.spread.OnTimer(in.ctx, hold, ks.st, ks.provider(), key, tc, func(beam.EventTime, []byte, interval.Piece) { sent++ })
 		if err == nil && sent > 0 {
 			err = fmt.Errorf("a tick sent %d pieces", sent)
 		}
@@ -238,12 +277,12 @@ func (in *ModelInstance) onTimer(ks *ModelKeyState, key string, t timers.TimerMa
 }
 
 // holdRefused turns the panic of a timer set with its hold after its
-// firing time (memTimers.Set) into the call's error, as the Java SDK's
+// firing time (statetest.Timers.Set) into the call's error, as the Java SDK's
 // refusal fails the bundle.
 func holdRefused(err *error) {
 	if r := recover(); r != nil {
 		e, ok := r.(error)
-		if !ok || !errors.Is(e, errHoldAfterFiring) {
+		if !ok || !errors.Is(e, statetest.ErrHoldAfterFiring) {
 			panic(r)
 		}
 		*err = e
@@ -280,8 +319,8 @@ func (in *ModelInstance) emitLate(et beam.EventTime, key beam.X, e raw.Encoded) 
 // through the Go SDK's handling (sdk, model_sdk_test.go) instead of
 // reaching tm at once.
 type ModelKeyState struct {
-	st  *memState
-	tm  memTimers
+	st  *statetest.State
+	tm  statetest.Timers
 	sdk *sdkTimers
 }
 
@@ -295,19 +334,21 @@ func (ks *ModelKeyState) provider() timers.Provider {
 }
 
 // NewModelKeyState is the state of a key the runner has never seen.
-func NewModelKeyState() *ModelKeyState { return &ModelKeyState{st: newMemState(), tm: memTimers{}} }
+func NewModelKeyState() *ModelKeyState {
+	return &ModelKeyState{st: statetest.NewState(), tm: statetest.Timers{}}
+}
 
 // Clone is a deep copy of ks.
 func (ks *ModelKeyState) Clone() *ModelKeyState {
-	return &ModelKeyState{st: ks.st.clone(), tm: ks.tm.clone()}
+	return &ModelKeyState{st: ks.st.Clone(), tm: ks.tm.Clone()}
 }
 
 // Writes is how many state calls on ks wrote (appended or cleared).
-func (ks *ModelKeyState) Writes() int { return ks.st.calls - ks.st.reads }
+func (ks *ModelKeyState) Writes() int { return ks.st.Calls - ks.st.Reads }
 
 // Empty reports whether the key holds no state and no timer.
 func (ks *ModelKeyState) Empty() bool {
-	return len(ks.tm) == 0 && len(ks.st.bags) == 0
+	return len(ks.tm) == 0 && len(ks.st.Bags) == 0
 }
 
 // ModelTimer is one set timer of a key: its tag, firing time and output

@@ -35,6 +35,7 @@ import (
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/statetest"
 )
 
 // sdkTimers is one runner key's timer modifications in a bundle, as
@@ -45,10 +46,10 @@ type sdkTimers struct {
 }
 
 // Set records a change, as timerProvider.Set and InsertTimer do. A timer
-// whose hold is after its firing time panics, as memTimers.Set does.
+// whose hold is after its firing time panics, as statetest.Timers.Set does.
 func (s *sdkTimers) Set(t timers.TimerMap) {
 	if !t.Clear {
-		if err := checkHold(t); err != nil {
+		if err := statetest.CheckHold(t); err != nil {
 			panic(err)
 		}
 	}
@@ -100,7 +101,7 @@ func (ks *ModelKeyState) EndSDKBundle() {
 // SDKTimers lists the timers ks will hold once the bundle's changes are
 // written (EndSDKBundle), earliest firing first: what the DoFn has set.
 func (ks *ModelKeyState) SDKTimers() []ModelTimer {
-	c := &ModelKeyState{tm: ks.tm.clone()}
+	c := &ModelKeyState{tm: ks.tm.Clone()}
 	if ks.sdk != nil {
 		for tag, t := range ks.sdk.modified {
 			if t.Clear {

@@ -7,6 +7,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
+// Namespace is the Beam metrics namespace of every beamjoin counter.
+const Namespace = "beamjoin"
+
 // Outputs is what a join returns: its records, and the outputs that
 // options ask for. A PCollection that a join does not produce is the zero
 // beam.PCollection, whose IsValid method returns false.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/interval"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
 
 // TestWordsText reads back what each word writes, and checks the errors for
@@ -66,6 +68,25 @@ func TestCoreWordsAgree(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("core word %v, want %v", c.got, c.want)
+		}
+	}
+}
+
+// TestEnginesAgree checks the values that package join and its engines
+// each name: the raw records' kinds and outcomes are decoded by number
+// into Kind and Outcome, and the defaults and the metrics namespace are
+// the engines'.
+func TestEnginesAgree(t *testing.T) {
+	for _, c := range []struct{ got, want any }{
+		{KindPair, Kind(raw.Pair)}, {KindUnmatched, Kind(raw.Unmatched)}, {KindRetract, Kind(raw.Retract)},
+		{OutcomeMatched, Outcome(raw.OutcomeOf(match.Matched))}, {OutcomeUnmatched, Outcome(raw.OutcomeOf(match.Unmatched))},
+		{OutcomeExpired, Outcome(raw.OutcomeOf(match.Expired))}, {OutcomeEvicted, Outcome(raw.OutcomeOf(match.Evicted))},
+		{OutcomeLate, Outcome(raw.OutcomeOf(match.Late))}, {OutcomeGrouped, Outcome(raw.Grouped)},
+		{int64(DefaultBundleCacheBytes), int64(interval.DefaultCacheBytes)},
+		{Namespace, raw.Namespace},
+	} {
+		if c.got != c.want {
+			t.Errorf("join's %v, the engines' %v", c.got, c.want)
 		}
 	}
 }

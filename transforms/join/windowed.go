@@ -485,12 +485,10 @@ func windowedExtras[K, L, R any](s beam.Scope, wd *windowed, cfg config, outs Ou
 		outs.Late = late[0]
 	}
 	if cfg.trackFates {
-		t := reflect.TypeFor[Fate[K]]()
-		fates, err := beam.TryParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: t}}, wd.fates, beam.TypeDefinition{Var: beam.YType, T: t})
-		if err != nil {
-			return Outputs{}, fmt.Errorf("beamjoin: %s: %w", wd.op, err)
+		var err error
+		if outs.Fates, err = decodeFates(s, wd.op, wd.fates, reflect.TypeFor[Fate[K]]()); err != nil {
+			return Outputs{}, err
 		}
-		outs.Fates = fates[0]
 	}
 	return outs, nil
 }

@@ -22,16 +22,16 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
 func init() {
 	register.DoFn9x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
-		func(beam.EventTime, beam.X, paneRecord), func(beam.EventTime, beam.X, missedRecord), func(beam.EventTime, beam.X, fateRecord), error](&windowedFn{})
+		func(beam.EventTime, beam.X, paneRecord), func(beam.EventTime, beam.X, missedRecord), func(beam.EventTime, beam.X, raw.FateRecord), error](&windowedFn{})
 	register.Emitter3[beam.EventTime, beam.X, paneRecord]()
 	register.Emitter3[beam.EventTime, beam.X, missedRecord]()
-	register.Emitter3[beam.EventTime, beam.X, fateRecord]()
 	register.DoFn4x1[beam.EventTime, beam.X, missedRecord, func(beam.Y), error](&missedFn{})
-	register.DoFn4x0[beam.EventTime, beam.X, fateRecord, func(beam.Y)](&fateFn{})
+	register.DoFn4x0[beam.EventTime, beam.X, raw.FateRecord, func(beam.Y)](&fateFn{})
 }
 
 // paneRecord is one firing of one window of a key: its entries, encoded by
@@ -48,12 +48,6 @@ type missedRecord struct {
 	Side       uint8
 	Value      []byte
 	Start, End int64
-}
-
-// fateRecord says what became of an element: its side and Outcome. Its
-// element timestamp is the element's.
-type fateRecord struct {
-	Side, Outcome uint8
 }
 
 // windowOutcomes are the outcomes of a window join's or a cogroup's
@@ -107,7 +101,7 @@ type windowedFn struct {
 // will fire: whether it is late is judged at that firing, against the
 // key's progress, which this saves reading.
 func (f *windowedFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
-	_ func(beam.EventTime, beam.X, paneRecord), _ func(beam.EventTime, beam.X, missedRecord), _ func(beam.EventTime, beam.X, fateRecord)) error {
+	_ func(beam.EventTime, beam.X, paneRecord), _ func(beam.EventTime, beam.X, missedRecord), _ func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	windowCounters.in[in.Side].Inc(ctx, 1)
 	e := panes.NewEntry(match.Side(in.Side), et.Milliseconds(), in.Value)
 	if err := f.Buffer.Add(sp, panes.AppendEntry(nil, e)); err != nil {
@@ -118,7 +112,7 @@ func (f *windowedFn) ProcessElement(ctx context.Context, et beam.EventTime, sp s
 }
 
 func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
-	emitPane func(beam.EventTime, beam.X, paneRecord), emitMissed func(beam.EventTime, beam.X, missedRecord), emitFate func(beam.EventTime, beam.X, fateRecord)) error {
+	emitPane func(beam.EventTime, beam.X, paneRecord), emitMissed func(beam.EventTime, beam.X, missedRecord), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	at, err := strconv.ParseInt(tc.Tag, 10, 64)
 	if err != nil {
 		return fmt.Errorf("beamjoin: window timer with tag %q: %w", tc.Tag, err)
@@ -171,7 +165,7 @@ func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Pro
 // time, so timers for different times coexist, and it holds the output
 // watermark just before at: the max timestamp of a window that fires then.
 func (f *windowedFn) setTimer(tp timers.Provider, at int64) {
-	setTimer(&f.Fire, tp, strconv.FormatInt(at, 10), at, at-1)
+	timertag.Arm(&f.Fire, tp, strconv.FormatInt(at, 10), at, at-1)
 }
 
 // outcomeOf is the outcome of an entry whose windows have all expired.
@@ -188,10 +182,10 @@ func (f *windowedFn) outcomeOf(e panes.Entry) Outcome {
 }
 
 // leave counts an entry's outcome and, if asked, reports it.
-func (f *windowedFn) leave(ctx context.Context, key beam.X, e panes.Entry, o Outcome, emitFate func(beam.EventTime, beam.X, fateRecord)) {
+func (f *windowedFn) leave(ctx context.Context, key beam.X, e panes.Entry, o Outcome, emitFate func(beam.EventTime, beam.X, raw.FateRecord)) {
 	windowCounters.outcome[e.Side][o].Inc(ctx, 1)
 	if f.Fates {
-		emitFate(beam.EventTime(e.Time), key, fateRecord{Side: uint8(e.Side), Outcome: uint8(o)})
+		emitFate(beam.EventTime(e.Time), key, raw.FateRecord{Side: uint8(e.Side), Outcome: uint8(o)})
 	}
 }
 
@@ -250,7 +244,7 @@ func (f *fateFn) Setup() error {
 	return fieldIndexes(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
 }
 
-func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r fateRecord, emit func(beam.Y)) {
+func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r raw.FateRecord, emit func(beam.Y)) {
 	v := reflect.New(f.Out.T).Elem()
 	v.Field(f.side).Set(reflect.ValueOf(Side(r.Side)))
 	v.Field(f.key).Set(reflect.ValueOf(key))

@@ -1,4 +1,4 @@
-package join
+package interval
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -26,9 +27,9 @@ var cacheRules = match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second
 func playKeys(t testing.TB, h *harness, n, keys int, bound int64) {
 	h.startBundle()
 	for i := range n {
-		side := Left
+		side := match.Left
 		if i%2 == 1 {
-			side = Right
+			side = match.Right
 		}
 		h.element(side, int64(i), fmt.Sprintf("k%06d", i%keys), fmt.Sprintf("v%d", i))
 		if c := &h.j.cache; bound > 0 && c.used > bound {
@@ -69,7 +70,7 @@ func TestIntervalBundleCacheBounded(t *testing.T) {
 	runs := newHarness(t, cacheRules, time.Millisecond, bound)
 	runs.startBundle()
 	for i := range n {
-		runs.element(Left, int64(i), fmt.Sprintf("k%06d", i/10), "v")
+		runs.element(match.Left, int64(i), fmt.Sprintf("k%06d", i/10), "v")
 	}
 	runs.finishBundle()
 	if c := runs.j.cache; c.hits != n*9/10 || c.misses != n/10 {
@@ -100,7 +101,7 @@ func (c *keyCache) check() error {
 	if used != c.used {
 		return fmt.Errorf("the cache counts %d bytes in use, its keys hold %d", c.used, used)
 	}
-	if limit := cmp.Or(c.limit, DefaultBundleCacheBytes); used > limit {
+	if limit := cmp.Or(c.limit, DefaultCacheBytes); used > limit {
 		return fmt.Errorf("the cache holds %d bytes, over its bound %d", used, limit)
 	}
 	return nil
@@ -108,7 +109,7 @@ func (c *keyCache) check() error {
 
 // hotKeyEvent is one element of TestIntervalBundleCacheHotKeys.
 type hotKeyEvent struct {
-	side      Side
+	side      match.Side
 	ms        int64
 	key, name string
 }
@@ -124,8 +125,8 @@ func hotKeyEvents(n int) []hotKeyEvent {
 		if r.IntN(10) < 4 {
 			key = fmt.Sprintf("hot%d", r.IntN(2))
 		}
-		side := Side(r.IntN(2))
-		out[i] = hotKeyEvent{side: side, ms: int64(i)*10 + r.Int64N(601) - 300, key: key, name: fmt.Sprintf("%v%d", side, i)}
+		side := match.Side(r.IntN(2))
+		out[i] = hotKeyEvent{side: side, ms: int64(i)*10 + r.Int64N(601) - 300, key: key, name: fmt.Sprintf("%v%d", raw.SideName[side], i)}
 	}
 	return out
 }
@@ -153,7 +154,7 @@ func (h *harness) play(events []hotKeyEvent, bundle int, lag int64) int {
 		h.fireUpTo(seen - lag)
 		n := 0
 		for _, st := range h.states {
-			if len(st.bags) > 0 {
+			if len(st.Bags) > 0 {
 				n++
 			}
 		}
@@ -257,7 +258,7 @@ func TestIntervalBundleCacheHotKeys(t *testing.T) {
 					for _, c := range h.caches() {
 						peak, hits, misses = max(peak, c.peak), hits+c.hits, misses+c.misses
 					}
-					if limit := cmp.Or(bound, DefaultBundleCacheBytes); peak > limit {
+					if limit := cmp.Or(bound, DefaultCacheBytes); peak > limit {
 						t.Errorf("bound %d: the cache peaked at %d bytes", bound, peak)
 					}
 					if hits == 0 {
@@ -269,22 +270,6 @@ func TestIntervalBundleCacheHotKeys(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestIntervalBundleCacheOption checks that BundleCacheBytes takes only a
-// positive bound.
-func TestIntervalBundleCacheOption(t *testing.T) {
-	for _, n := range []int64{0, -1} {
-		if err := RouteInterval.Check(Between(0, time.Second), BundleCacheBytes(n)); err == nil {
-			t.Errorf("BundleCacheBytes(%d) accepted, want an error", n)
-		}
-	}
-	if err := RouteInterval.Check(Between(0, time.Second), BundleCacheBytes(1<<20)); err != nil {
-		t.Errorf("BundleCacheBytes(1 MiB): %v", err)
-	}
-	if err := RouteWindow.Check(BundleCacheBytes(1 << 20)); err == nil {
-		t.Error("join.Window took BundleCacheBytes, want an error")
 	}
 }
 
@@ -303,7 +288,7 @@ func BenchmarkIntervalBundleCache(b *testing.B) {
 		name  string
 		bound int64
 	}{
-		{"default", DefaultBundleCacheBytes},
+		{"default", DefaultCacheBytes},
 		{"16MiB", 16 << 20},
 		{"unbounded", 1 << 40},
 	} {

@@ -1,4 +1,4 @@
-package join
+package interval
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	gocmp "github.com/google/go-cmp/cmp"
 )
 
@@ -28,16 +29,16 @@ func pairedEvents(keys, pairs int) []hotKeyEvent {
 	const pair, gap = 8000, 2000
 	var out []hotKeyEvent
 	for j := range pairs {
-		for _, side := range []Side{Left, Right} {
-			if side == Right && j%3 == 2 {
+		for _, side := range []match.Side{match.Left, match.Right} {
+			if side == match.Right && j%3 == 2 {
 				continue
 			}
 			for k := range keys {
 				ms := int64(j)*pair + int64(k)*gap/int64(keys)
-				if side == Right {
+				if side == match.Right {
 					ms += gap
 				}
-				out = append(out, hotKeyEvent{side: side, ms: ms, key: fmt.Sprintf("k%02d", k), name: fmt.Sprintf("%v%d", side, j)})
+				out = append(out, hotKeyEvent{side: side, ms: ms, key: fmt.Sprintf("k%02d", k), name: fmt.Sprintf("%v%d", raw.SideName[side], j)})
 			}
 		}
 	}
@@ -47,7 +48,7 @@ func pairedEvents(keys, pairs int) []hotKeyEvent {
 // calls is the state calls and reads the harness's keys have made.
 func (h *harness) calls() (calls, reads int) {
 	for _, m := range h.states {
-		calls, reads = calls+m.calls, reads+m.reads
+		calls, reads = calls+m.Calls, reads+m.Reads
 	}
 	return calls, reads
 }
@@ -157,15 +158,15 @@ func TestIntervalCleanupRecordCalls(t *testing.T) {
 		var counted int
 		for p := range 16 {
 			for _, e := range []struct {
-				side Side
+				side match.Side
 				ms   int64
-			}{{Left, int64(p) * 8000}, {Right, int64(p)*8000 + 2000}} {
+			}{{match.Left, int64(p) * 8000}, {match.Right, int64(p)*8000 + 2000}} {
 				h.fireUpTo(e.ms - 1)
-				if p == 8 && e.side == Left {
+				if p == 8 && e.side == match.Left {
 					counted, _ = h.calls()
 				}
 				h.startBundle()
-				h.element(e.side, e.ms, "a", fmt.Sprintf("%v%d", e.side, p))
+				h.element(e.side, e.ms, "a", fmt.Sprintf("%v%d", raw.SideName[e.side], p))
 				h.finishBundle()
 			}
 		}
@@ -188,27 +189,27 @@ func TestIntervalCleanupRecordCalls(t *testing.T) {
 func TestIntervalStaleCleanupRecord(t *testing.T) {
 	h := newHarness(t, match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second), Type: match.Inner, Emit: match.Immediate}, time.Millisecond, 0)
 	h.startBundle()
-	h.element(Left, 10_000, "a", "l1")
+	h.element(match.Left, 10_000, "a", "l1")
 	h.finishBundle()
 	first := h.timerTagged("a", recordTag)
 	if got := first.FireTimestamp.Milliseconds(); got != 15_001 {
 		t.Fatalf("the record timer fires at %d, want 15001 (l1's expiry)", got)
 	}
-	if got, want := h.timerTagged("a", "").FireTimestamp.Milliseconds(), 15_001+DefaultProgressHorizon.Milliseconds(); got != want {
+	if got, want := h.timerTagged("a", "").FireTimestamp.Milliseconds(), 15_001+defaultHorizon.Milliseconds(); got != want {
 		t.Fatalf("the forgetting timer beside it fires at %d, want %d (the progress horizon later)", got, want)
 	}
 
 	st := h.states["a"]
-	calls, reads := st.calls, st.reads
+	calls, reads := st.Calls, st.Reads
 	h.startBundle()
 	h.fire("a", first) // l1 is removed by a record
 	h.finishBundle()
-	if st.calls-calls != 1 || st.reads != reads {
-		t.Fatalf("the record firing made %d state calls and %d reads, want 1 and 0", st.calls-calls, st.reads-reads)
+	if st.Calls-calls != 1 || st.Reads != reads {
+		t.Fatalf("the record firing made %d state calls and %d reads, want 1 and 0", st.Calls-calls, st.Reads-reads)
 	}
 
 	h.startBundle()
-	h.element(Left, 20_000, "a", "l2")
+	h.element(match.Left, 20_000, "a", "l2")
 	h.finishBundle()
 	if got := h.timerTagged("a", recordTag).FireTimestamp.Milliseconds(); got != 25_001 {
 		t.Fatalf("after l2 the record timer fires at %d, want 25001", got)
@@ -222,7 +223,7 @@ func TestIntervalStaleCleanupRecord(t *testing.T) {
 	}
 
 	h.startBundle()
-	h.element(Right, 24_000, "a", "r1")
+	h.element(match.Right, 24_000, "a", "r1")
 	h.finishBundle()
 	if diff := gocmp.Diff([]string{"pair a l2@20000 r1@24000"}, h.out); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
@@ -282,14 +283,14 @@ func TestIntervalForgetsWithData(t *testing.T) {
 		late    []string
 	}{
 		{"ProgressHorizon(0)", 0, "", 2, nil, nil},
-		{"default", DefaultProgressHorizon.Milliseconds(), recordTag, 1, []string{"@3615001"}, []string{"late right a r2@11000"}},
+		{"default", defaultHorizon.Milliseconds(), recordTag, 1, []string{"@3615001"}, []string{"late right a r2@11000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, rules, time.Millisecond, 0)
 			h.j.Horizon = tc.horizon
 			h.startBundle()
-			h.element(Left, 10_000, "a", "l1")
-			h.element(Right, 10_000, "a", "r1")
+			h.element(match.Left, 10_000, "a", "l1")
+			h.element(match.Right, 10_000, "a", "r1")
 			h.finishBundle()
 			// Both expire at 15.001 s: the key's first firing removes both.
 			st, tp := h.stores("a")
@@ -297,11 +298,11 @@ func TestIntervalForgetsWithData(t *testing.T) {
 			if !ok || first.FireTimestamp.Milliseconds() != 15_001 {
 				t.Fatalf("timers %v, want one tagged %q at 15001", tp, tc.fired)
 			}
-			calls := st.calls
+			calls := st.Calls
 			h.startBundle()
 			h.fire("a", first)
 			h.finishBundle()
-			if got := st.calls - calls; got != tc.calls {
+			if got := st.Calls - calls; got != tc.calls {
 				t.Errorf("the firing made %d state calls, want %d", got, tc.calls)
 			}
 			var left []string
@@ -311,12 +312,12 @@ func TestIntervalForgetsWithData(t *testing.T) {
 			if diff := gocmp.Diff(tc.left, left); diff != "" {
 				t.Errorf("timers set after the firing (-want +got):\n%s", diff)
 			}
-			if tc.left == nil && len(st.bags) != 0 {
-				t.Errorf("the key's state holds %d bags after the firing, want none", len(st.bags))
+			if tc.left == nil && len(st.Bags) != 0 {
+				t.Errorf("the key's state holds %d bags after the firing, want none", len(st.Bags))
 			}
 
 			h.startBundle()
-			h.element(Right, 11_000, "a", "r2") // its partners expired by 11.001 s
+			h.element(match.Right, 11_000, "a", "r2") // its partners expired by 11.001 s
 			h.finishBundle()
 			if diff := gocmp.Diff(tc.late, h.late); diff != "" {
 				t.Errorf("late elements (-want +got):\n%s", diff)

@@ -1,4 +1,4 @@
-package join
+package interval
 
 // This file holds the interval join's per-bundle cache of key states: what
 // the DoFn instance has read of the keys seen in the current bundle, so
@@ -14,30 +14,9 @@ import (
 	"sync/atomic"
 )
 
-// DefaultBundleCacheBytes is the bound of the interval join's bundle
-// caches of key states in one worker process when BundleCacheBytes is not
-// given.
-const DefaultBundleCacheBytes = 64 << 20
-
-// BundleCacheBytes bounds the interval join's bundle caches of key states
-// at about n bytes (the estimated size of the buffered elements and state
-// they hold) per worker process: the caches of every bundle the process
-// runs at once, on any DoFn instance, hold at most n bytes together. A
-// bundle's cache saves a key's state read for every element of the key
-// after its first in the bundle; when the process's caches together would
-// pass the bound, the bundle that grows drops its own least recently used
-// keys (they are read again from state if they come back in the bundle),
-// so a runner running many bundles at once, as Dataflow does, does not
-// multiply the bound. A bundle's cache is emptied when the bundle ends (a
-// failed bundle's when the SDK discards its DoFn instance and Go collects
-// it). Joins of one process with different bounds share the one budget,
-// each keeping it under its own bound. Results do not depend on it. The
-// default is DefaultBundleCacheBytes; the counters cache_hits and
-// cache_misses say how well it serves. It applies to the streaming path
-// only: the bounded-input path (Bounded) keeps no such cache.
-func BundleCacheBytes(n int64) Option {
-	return optionFunc(func(c *config) { c.cacheBytes = n; c.set |= setBundleCacheBytes })
-}
+// DefaultCacheBytes is the bound of the bundle caches of key states in one
+// worker process when Config.CacheBytes is zero: join.DefaultBundleCacheBytes.
+const DefaultCacheBytes = 64 << 20
 
 // Estimated sizes, in bytes, of what a cached key costs besides its
 // values, measured with BenchmarkIntervalBundleCache's small values (the
@@ -52,13 +31,17 @@ const (
 	runBytes       = 32
 )
 
-// cacheBudget is what the bundle caches of one worker process hold
-// together, in estimated bytes.
-type cacheBudget struct{ used atomic.Int64 }
+// CacheBudget is what the bundle caches of one worker process hold
+// together, in estimated bytes. The runner-model harness of package join's
+// tests gives each simulated process its own.
+type CacheBudget struct{ used atomic.Int64 }
+
+// Bytes is what the caches in the budget hold now.
+func (b *CacheBudget) Bytes() int64 { return b.used.Load() }
 
 // processCaches is this worker process's budget, shared by every bundle
-// cache of every interval join in it (BundleCacheBytes).
-var processCaches cacheBudget
+// cache of every interval join in it (join.BundleCacheBytes).
+var processCaches CacheBudget
 
 // cacheShare is one cache's part of its budget, a separate allocation so
 // that when the cache's DoFn instance is collected without its bundle
@@ -77,7 +60,7 @@ type keyCache struct {
 	// budget is the process budget the cache counts against (nil:
 	// processCaches; the runner-model harness gives each simulated
 	// process its own), share the cache's part of it.
-	budget *cacheBudget
+	budget *CacheBudget
 	share  *cacheShare
 }
 
@@ -152,7 +135,7 @@ func (c *keyCache) resized(ks *keyState) {
 	ck.size = size
 	limit := c.limit
 	if limit <= 0 {
-		limit = DefaultBundleCacheBytes
+		limit = DefaultCacheBytes
 	}
 	for c.budget.used.Load() > limit && c.lru.Len() > 0 {
 		last := c.lru.Back()

@@ -1,4 +1,4 @@
-package join
+package interval
 
 // What one hot key costs in state, measured over the in-memory backend of
 // interval_harness_test.go rather than a runner (Prism's own counters are
@@ -29,11 +29,11 @@ func (in hotKeyInput) rules() match.Rules {
 }
 
 // element is the i-th element: its side, time and value (16 bytes).
-func (hotKeyInput) element(i int) (Side, int64, string) {
+func (hotKeyInput) element(i int) (match.Side, int64, string) {
 	t := int64(1_700_000_000_000) + int64(i/2)*20 + int64(i%2)*5
-	side := Left
+	side := match.Left
 	if i%2 == 1 {
-		side = Right
+		side = match.Right
 	}
 	return side, t, fmt.Sprintf("%016d", i)
 }
@@ -144,12 +144,12 @@ func BenchmarkOrdinaryKeysState(b *testing.B) {
 	const keys, n = 1000, 100_000
 	rules := match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second)}
 	every := 2500 * time.Millisecond // CleanupEvery's default for these bounds
-	element := func(i int) (Side, int64, string, string) {
+	element := func(i int) (match.Side, int64, string, string) {
 		k, j := i%keys, i/keys
 		t := int64(1_700_000_000_000) + int64(j/2)*8000 + int64(j%2)*2000 + int64(k)*2000/keys
-		side := Left
+		side := match.Left
 		if j%2 == 1 {
-			side = Right
+			side = match.Right
 		}
 		return side, t, fmt.Sprintf("key-%05d", k), fmt.Sprintf("%016d", i)
 	}

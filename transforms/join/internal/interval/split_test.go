@@ -1,4 +1,4 @@
-package join
+package interval
 
 import (
 	"fmt"
@@ -56,8 +56,8 @@ func TestSplitKeysMatchesDefaultLayout(t *testing.T) {
 					t.Errorf("buffered = %d, keys_with_state = %d at the end, want 0 and 0", b, k)
 				}
 				for rk, st := range h.states {
-					if len(st.bags) > 0 || len(h.timers[rk]) > 0 {
-						t.Errorf("runner key %q keeps state or timers at the end: %d bags, timers %v", rk, len(st.bags), h.timers[rk])
+					if len(st.Bags) > 0 || len(h.timers[rk]) > 0 {
+						t.Errorf("runner key %q keeps state or timers at the end: %d bags, timers %v", rk, len(st.Bags), h.timers[rk])
 					}
 				}
 			})

@@ -1,4 +1,4 @@
-package join
+package interval
 
 // This file holds the interval join's bounded-input path (the Bounded
 // option): each element is placed in the time buckets of its key that it
@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -36,84 +37,20 @@ func init() {
 		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&sweepFn{})
 }
 
-// Bounded makes Interval or AsOf run their bounded-input path, for inputs
-// that end (files read whole, a database table, beam.Create): it collects
-// each key's elements of both sides until the input is done, sorts them by
-// event time and sweeps them through the same matching rules as the
-// streaming path, in memory, with a few state calls per key rather than
-// per element. On Prism that is tens of times faster than the streaming
-// path, which pays a state round trip per element; on Flink's batch mode
-// 7.6 times at 20,000 elements and 29 times at 80,000.
-//
-// Interval and AsOf take this path by themselves when both inputs are
-// bounded PCollections; Streaming makes them take the streaming path
-// instead. Bounded forces this path on an input that Beam marks unbounded
-// but that ends, such as a TestStream: records come only once it has.
-//
-//	results, _ := join.Interval[string, Order, Payment](s, orders, payments,
-//		join.Between(0, 15*time.Minute), join.LeftOuter, join.EmitFinal, join.Bounded())
-//
-// The result is what the streaming path gives when the elements arrive in
-// event-time order (on equal times, left before right, then in the order
-// of their encoded values) with the watermark at each element's time: the
-// same pairs and, whatever the emission mode, the same unmatched and
-// retract records. Nothing is late, so the late output is empty.
-// MaxBufferedPerKey keeps its meaning: the elements still buffered at an
-// arrival are those whose cleanup timer (placed as CleanupEvery says) has
-// not yet fired, and the oldest are evicted beyond the cap, as they would
-// be in that stream. SplitKeys and ProgressHorizon do not apply; nor does
-// UniqueLeft, which a stream's records do not depend on while the left
-// input keeps it: every element is joined as without it, even a second
-// left element of a key. TrackFates gives each element's fate. The
-// counters are the streaming path's, each counted once, by the group that
-// owns the element; buffered and keys_with_state rise and fall back to zero within
-// each group's sweep, and buffered_per_key is what a group's sweep holds at
-// each arrival it owns, which under AllowedLateness or a coarse
-// CleanupEvery can be less than the streaming path holds (elements kept
-// only for lateness are outside a bucket's context).
-//
-// The records carry their own event times, as on the streaming path, and
-// are on time downstream: a timer holds the output watermark at or
-// before each group's elements until the group is swept, so a windowed
-// aggregation after the join (beam.WindowInto, then a GroupByKey or a
-// Combine) counts every record, as Beam's watermark holds promise.
-//
-// What it costs: records come only once the whole input has been read
-// (the input watermark passes the end of the global window), so an input
-// that never ends yields nothing. A key's elements are not held together:
-// each group is a key and a time bucket (see BoundedBucket), holding the
-// bucket's own elements and those within the bounds' reach before and
-// after it that its sweep needs, so a key of any size is swept in as many
-// groups as it spans buckets, in parallel where the runner parallelizes
-// keys, and a worker holds one group at a time: about the size of its
-// encoded values plus 48 bytes per element (the distribution
-// bounded_group_bytes says how much). Elements near a bucket's edges are
-// placed in two or three groups, which costs their share of the width in
-// more state. Under MaxBufferedPerKey a key is swept in one group, as
-// before: which elements the cap evicts depends on the key's whole
-// history. Before they reach state, each bundle's elements are gathered
-// by group, each side on its own (up to 16 MiB of values per side and
-// bundle, then handed on), so that the runner flattens the two sides and
-// stores one element per group, side and bundle rather than one per
-// input element.
-func Bounded() Option {
-	return optionFunc(func(c *config) { c.bounded = true; c.set |= setBounded })
-}
-
 // joinBounded is the bounded path: sides, each side's tagged
 // PCollection<KV<K, encoded>>, become the join's records and its late
 // elements, the same PCollections the streaming path's stateful DoFn
 // produces. key is the coder of K, with which a group's key is written; op
 // names the join in errors.
-func joinBounded(s beam.Scope, op string, cfg config, key coders.Element, sides [2]beam.PCollection) (records, late beam.PCollection, err error) {
+func buildBounded(s beam.Scope, op string, cfg Config, key coders.Element, sides [2]beam.PCollection) (records, late beam.PCollection, err error) {
 	buckets := cfg.boundedBuckets()
-	placed, err := bounded.Gather(s, op, sides, bounded.Gathering{Buckets: buckets, Key: key, Hold: cfg.gatherBytes, Shards: cfg.boundedShards})
+	placed, err := bounded.Gather(s, op, sides, bounded.Gathering{Buckets: buckets, Key: key, Hold: cfg.GatherBytes, Shards: cfg.Shards})
 	if err != nil {
 		return beam.PCollection{}, beam.PCollection{}, err
 	}
-	fn := &sweepFn{Rules: cfg.rules(), MaxBuffered: cfg.maxBuffered, CleanupEvery: cfg.cleanupMillis(), Buckets: buckets, Key: key, Fates: cfg.trackFates}
+	fn := &sweepFn{Rules: cfg.Rules, MaxBuffered: cfg.MaxBuffered, CleanupEvery: cfg.CleanupEvery, Buckets: buckets, Key: key, Fates: cfg.Fates}
 	fn.Groups, fn.Release = bounded.NewState()
-	keyType := beam.TypeDefinition{Var: beam.XType, T: sides[Left].Type().Components()[0].Type()}
+	keyType := beam.TypeDefinition{Var: beam.XType, T: sides[match.Left].Type().Components()[0].Type()}
 	records, late = beam.ParDo2(s, fn, placed, keyType)
 	return records, late, nil
 }
@@ -145,19 +82,19 @@ const minBoundedBucket = 1000
 // exactly once, as one sweep of the whole key gives them. Eviction under
 // MaxBufferedPerKey does depend on when cleanup ran, and so on the key's
 // whole history: then Width is 0, one group per key.
-func (c config) boundedBuckets() bounded.Buckets {
-	if c.maxBuffered > 0 {
+func (c Config) boundedBuckets() bounded.Buckets {
+	if c.MaxBuffered > 0 {
 		return bounded.Buckets{}
 	}
-	lo, hi := c.bounds.Millis()
+	lo, hi := c.Rules.Bounds.Millis()
 	reach := max(-lo, hi, 0)
 	b := bounded.Buckets{Back: reach, Ahead: reach}
-	if c.emit == EmitRetract {
+	if c.Rules.Emit == match.Retract {
 		b.Back = 2 * reach
 	}
 	b.Width = max(8*(b.Back+b.Ahead), minBoundedBucket)
-	if c.bucketWidth > 0 {
-		b.Width = c.bucketWidth.Milliseconds()
+	if c.BucketWidth > 0 {
+		b.Width = c.BucketWidth
 	}
 	return b
 }
@@ -312,10 +249,48 @@ type sweepOutput struct {
 	bufferedAt func(n int) // the key's buffered count after an arrival
 	fates      bool        // emit each element's fate record (TrackFates)
 
-	in, unmatchedOut  [2]int64
-	fate              [2][match.Late + 1]int64
-	pairs, retracted  int64
-	buffered, removes int64
+	SweepCounts
+}
+
+// SweepCounts are what a sweep counts, as the streaming path counts it,
+// to report once per key: per side the elements in, the unmatched records
+// out and each fate; the pairs and retractions out; the arrivals buffered
+// and the removals from the buffer.
+type SweepCounts struct {
+	In, UnmatchedOut  [2]int64
+	Fate              [2][match.Late + 1]int64
+	Pairs, Retracted  int64
+	Buffered, Removes int64
+}
+
+// Sweep runs the bounded path's sweeps of one key's entries, given in any
+// order, as a join with config cfg runs them: placed in buckets
+// (Config.boundedBuckets), each bucket's group swept alone, in the order
+// of the buckets. It gives each record, with its timestamp, to record,
+// each late element to late, and the key's buffered count after each
+// arrival a group owns to bufferedAt, and returns what the sweeps
+// counted. Package join's tests compare it with the streaming path.
+func Sweep(cfg Config, entries []match.Entry[[]byte], record func(ts int64, r raw.Record), late func(match.Entry[[]byte]), bufferedAt func(n int)) SweepCounts {
+	buckets := cfg.boundedBuckets()
+	groups := map[int64][]match.Entry[[]byte]{}
+	for _, e := range entries {
+		first, last := buckets.Placement(e.Time)
+		for b := first; b <= last; b++ {
+			groups[b] = append(groups[b], e)
+		}
+	}
+	var owner int64
+	out := sweepOutput{
+		owns:       func(t int64) bool { return buckets.Owns(owner, t) },
+		record:     record,
+		late:       late,
+		bufferedAt: bufferedAt,
+	}
+	for _, b := range slices.Sorted(maps.Keys(groups)) {
+		owner = b
+		sweeper{Rules: cfg.Rules, MaxBuffered: cfg.MaxBuffered, CleanupEvery: cfg.CleanupEvery}.sweep(groups[b], &out)
+	}
+	return out.SweepCounts
 }
 
 // arrived emits what the arrival of e produced, as joiner.process does.
@@ -323,7 +298,7 @@ func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arri
 	if o.owns != nil && !o.owns(e.Time) {
 		return
 	}
-	o.in[e.Side]++
+	o.In[e.Side]++
 	if a.Late {
 		o.countFate(e.Side, e.Time, match.Late)
 		o.late(e)
@@ -331,7 +306,7 @@ func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arri
 	}
 	for _, x := range a.Retracted {
 		o.record(x.Time, single(raw.Retract, x))
-		o.retracted++
+		o.Retracted++
 	}
 	for _, x := range a.Partners {
 		l, rt := e, x
@@ -343,12 +318,12 @@ func (o *sweepOutput) arrived(r match.Rules, e match.Entry[[]byte], a match.Arri
 			LeftTime: l.Time, RightTime: rt.Time, Left: l.Value, Right: rt.Value,
 		})
 	}
-	o.pairs += int64(len(a.Partners))
+	o.Pairs += int64(len(a.Partners))
 	if a.Unmatched {
 		o.record(e.Time, single(raw.Unmatched, e))
-		o.unmatchedOut[e.Side]++
+		o.UnmatchedOut[e.Side]++
 	}
-	o.buffered++
+	o.Buffered++
 }
 
 // removed accounts for elements leaving the buffer, as joiner.remove does.
@@ -359,17 +334,17 @@ func (o *sweepOutput) removed(r match.Rules, xs []match.Entry[[]byte], evicted b
 		}
 		if r.UnmatchedOnRemoval(x.Side, x.Matched) {
 			o.record(x.Time, single(raw.Unmatched, x))
-			o.unmatchedOut[x.Side]++
+			o.UnmatchedOut[x.Side]++
 		}
 		o.countFate(x.Side, x.Time, r.FateOf(x.Side, x.Matched, evicted))
-		o.removes++
+		o.Removes++
 	}
 }
 
 // countFate counts the fate f of an element of side s at time t, and
 // emits its fate record if the join tracks fates.
 func (o *sweepOutput) countFate(s match.Side, t int64, f match.Fate) {
-	o.fate[s][f]++
+	o.Fate[s][f]++
 	if o.fates {
 		o.record(t, fateRecordOf(s, t, f))
 	}
@@ -383,19 +358,19 @@ func (o *sweepOutput) count(ctx context.Context) {
 			c.Inc(ctx, n)
 		}
 	}
-	for s := range o.in {
-		add(counters.in[s], o.in[s])
-		add(counters.unmatchedOut[s], o.unmatchedOut[s])
-		for f, n := range o.fate[s] {
-			add(counters.fate[s][f], n)
+	for s := range o.In {
+		add(counters.In[s], o.In[s])
+		add(counters.UnmatchedOut[s], o.UnmatchedOut[s])
+		for f, n := range o.Fate[s] {
+			add(counters.Fate[s][f], n)
 		}
 	}
-	add(counters.pairs, o.pairs)
-	add(counters.retractions, o.retracted)
-	if o.buffered > 0 {
+	add(counters.Pairs, o.Pairs)
+	add(counters.Retractions, o.Retracted)
+	if o.Buffered > 0 {
 		counters.keysWithState.Inc(ctx, 1)
-		counters.buffered.Inc(ctx, o.buffered)
-		counters.buffered.Inc(ctx, -o.removes)
+		counters.buffered.Inc(ctx, o.Buffered)
+		counters.buffered.Inc(ctx, -o.Removes)
 		counters.keysWithState.Inc(ctx, -1)
 	}
 }

@@ -1,7 +1,7 @@
-package join
+package interval
 
 // This file drives the interval join's stateful DoFn directly, without a
-// runner, over an in-memory state and timer backend: for what a runner
+// runner, over an in-memory state and timer backend (package statetest): for what a runner
 // rarely does on demand (a stale timer firing) and for measuring the
 // per-bundle cache over more keys than a test pipeline can afford. Its
 // counters are the DoFn's own, read from a metrics store of its own, not
@@ -10,9 +10,7 @@ package join
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -27,100 +25,8 @@ import (
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/statetest"
 )
-
-// memState is one key's user state in memory: the bag states the join
-// declares. Methods it does not implement panic (nil embedded
-// interface), so a test notices state the join was not expected to use.
-type memState struct {
-	state.Provider
-	bags  map[string][][]byte
-	calls int // state calls
-	reads int // of which reads
-	// The bytes of state the calls read and wrote, and the largest value
-	// written by one call (benchmarks: what a runner's state backend
-	// would carry).
-	readBytes, writtenBytes, largestWrite int64
-}
-
-// wrote counts a value written.
-func (m *memState) wrote(v []byte) {
-	m.writtenBytes += int64(len(v))
-	m.largestWrite = max(m.largestWrite, int64(len(v)))
-}
-
-func newMemState() *memState {
-	return &memState{bags: map[string][][]byte{}}
-}
-
-// clone is a deep copy of m's state, its call counts reset: what a
-// runner keeps of a key while a bundle works on a copy (model harness).
-func (m *memState) clone() *memState {
-	c := newMemState()
-	for id, vs := range m.bags {
-		for _, v := range vs {
-			c.bags[id] = append(c.bags[id], slices.Clone(v))
-		}
-	}
-	return c
-}
-
-func (m *memState) ReadBagState(id string) ([]any, []state.Transaction, error) {
-	m.calls++
-	m.reads++
-	out := make([]any, 0, len(m.bags[id]))
-	for _, v := range m.bags[id] {
-		out = append(out, v)
-		m.readBytes += int64(len(v))
-	}
-	return out, nil, nil
-}
-
-func (m *memState) WriteBagState(t state.Transaction) error {
-	m.calls++
-	m.wrote(t.Val.([]byte))
-	m.bags[t.Key] = append(m.bags[t.Key], t.Val.([]byte))
-	return nil
-}
-
-func (m *memState) ClearBagState(t state.Transaction) error {
-	m.calls++
-	delete(m.bags, t.Key)
-	return nil
-}
-
-// memTimers is one key's timers in memory, by tag, as a runner keeps them.
-type memTimers map[string]timers.TimerMap
-
-func (m memTimers) clone() memTimers { return maps.Clone(m) }
-
-// Set sets or clears a timer. A timer whose output timestamp is after its
-// firing time panics (errHoldAfterFiring), as the Java SDK refuses one.
-func (m memTimers) Set(t timers.TimerMap) {
-	if t.Clear {
-		delete(m, t.Tag)
-		return
-	}
-	if err := checkHold(t); err != nil {
-		panic(err)
-	}
-	m[t.Tag] = t
-}
-
-// errHoldAfterFiring is the error of a timer set with an output timestamp
-// (hold) after its firing time, which Beam Java's SDK refuses to set
-// ("Attempted to set an event-time timer with an output timestamp of ...
-// that is after the timer firing timestamp").
-var errHoldAfterFiring = errors.New("a timer's output timestamp is after its firing time")
-
-// checkHold checks that timer t holds the output watermark no later than
-// it fires.
-func checkHold(t timers.TimerMap) error {
-	if t.HoldTimestamp > t.FireTimestamp {
-		return fmt.Errorf("%w: family %q, tag %q, hold %d, firing %d", errHoldAfterFiring, t.Family, t.Tag, t.HoldTimestamp.Milliseconds(), t.FireTimestamp.Milliseconds())
-	}
-	return nil
-}
 
 // harness runs an interval join's DoFn over string keys and values, one
 // memState and memTimers per key, and collects what it emits as strings.
@@ -134,8 +40,8 @@ type harness struct {
 	fn     harnessFn
 	j      *joiner // fn's
 	split  *splitHarness
-	states map[string]*memState
-	timers map[string]memTimers
+	states map[string]*statetest.State
+	timers map[string]statetest.Timers
 	out    []string
 	late   []string
 	// The keys seen in the open bundle, and how many times a bundle saw
@@ -189,6 +95,10 @@ type harnessFn interface {
 		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
 }
 
+// defaultHorizon is join.DefaultProgressHorizon, which Interval takes
+// without ProgressHorizon.
+const defaultHorizon = time.Hour
+
 // newHarness returns a harness for a join with these rules and cleanup
 // granularity (bag layout), and its bundle cache bounded at cacheBytes (0:
 // the default; negative: no cache).
@@ -199,13 +109,13 @@ func newHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration, cac
 // newLayoutHarness returns a harness for the default layout's joiner j,
 // whose Rules, CleanupEvery and MaxBuffered it takes. Its bundle cache is
 // bounded at cacheBytes (0: the default; negative: no cache). A Horizon of
-// zero is taken for the default (DefaultProgressHorizon), as Interval
-// does; a test of ProgressHorizon(0) sets h.j.Horizon to zero.
+// zero is taken for the default (defaultHorizon), as Interval does; a
+// test of ProgressHorizon(0) sets h.j.Horizon to zero.
 func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 	t.Helper()
 	h := newBareHarness(t)
 	if j.Horizon == 0 {
-		j.Horizon = DefaultProgressHorizon.Milliseconds()
+		j.Horizon = defaultHorizon.Milliseconds()
 	}
 	j.Key, j.CacheBytes, j.NoCache = h.keyCoder(), max(cacheBytes, 0), cacheBytes < 0
 	j.AppendCleanup = appendable(j.Rules) // tests may turn it off in h.j
@@ -213,7 +123,7 @@ func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 	h.fn, h.j = fn, &fn.Join
 	// The harness is a process of its own: its cache's budget is not
 	// the test binary's, which other tests' pipelines use.
-	h.j.cache.budget = new(cacheBudget)
+	h.j.cache.budget = new(CacheBudget)
 	if err := h.j.Key.Setup(); err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +137,10 @@ func newLayoutHarness(t testing.TB, j joiner, cacheBytes int64) *harness {
 func newSplitHarness(t testing.TB, rules match.Rules, cleanupEvery, width time.Duration, cacheBytes int64) *harness {
 	t.Helper()
 	h := newBareHarness(t)
-	cfg := config{bounds: rules.Bounds, typ: Type(rules.Type), emit: Emit(rules.Emit), lateness: rules.Lateness,
-		cleanupEvery: cleanupEvery, set: setCleanupEvery, horizon: DefaultProgressHorizon, split: true, splitWidth: width,
-		cacheBytes: max(cacheBytes, 0), noCache: cacheBytes < 0}
-	spread, bucket := splitFns(cfg, h.keyCoder())
+	cfg := Config{Rules: rules, CleanupEvery: cleanupEvery.Milliseconds(), Horizon: defaultHorizon.Milliseconds(),
+		Split: true, SplitWidth: width.Milliseconds(), CacheBytes: max(cacheBytes, 0), NoCache: cacheBytes < 0}
+	spread, bucket := NewSplitFns(cfg, h.keyCoder(), new(CacheBudget))
 	h.split = &splitHarness{spread: spread, bucket: bucket}
-	budget := new(cacheBudget)
-	spread.Spread.cache.budget, bucket.Bucket.cache.budget = budget, budget
 	if err := spread.Setup(); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +152,7 @@ func newSplitHarness(t testing.TB, rules match.Rules, cleanupEvery, width time.D
 
 func newBareHarness(t testing.TB) *harness {
 	ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "join")
-	return &harness{t: t, ctx: ctx, states: map[string]*memState{}, timers: map[string]memTimers{}}
+	return &harness{t: t, ctx: ctx, states: map[string]*statetest.State{}, timers: map[string]statetest.Timers{}}
 }
 
 // keyCoder is the coder of the harness's string keys.
@@ -281,10 +188,10 @@ func (h *harness) checkCaches() error {
 // largest value one call wrote.
 func (h *harness) totals() (calls int, readBytes, writtenBytes, largestWrite int64) {
 	for _, st := range h.states {
-		calls += st.calls
-		readBytes += st.readBytes
-		writtenBytes += st.writtenBytes
-		largestWrite = max(largestWrite, st.largestWrite)
+		calls += st.Calls
+		readBytes += st.ReadBytes
+		writtenBytes += st.WrittenBytes
+		largestWrite = max(largestWrite, st.LargestWrite)
 	}
 	return calls, readBytes, writtenBytes, largestWrite
 }
@@ -294,13 +201,13 @@ func keyedByItself(v string) (string, string) { return v, v }
 
 func init() { register.Function1x2(keyedByItself) }
 
-func (h *harness) stores(key string) (*memState, memTimers) {
+func (h *harness) stores(key string) (*statetest.State, statetest.Timers) {
 	if !h.inBundle[key] {
 		h.inBundle[key] = true
 		h.first++
 	}
 	if h.states[key] == nil {
-		h.states[key], h.timers[key] = newMemState(), memTimers{}
+		h.states[key], h.timers[key] = statetest.NewState(), statetest.Timers{}
 	}
 	return h.states[key], h.timers[key]
 }
@@ -317,7 +224,7 @@ func (h *harness) emit(_ beam.EventTime, key beam.X, r raw.Record) {
 }
 
 func (h *harness) emitLate(et beam.EventTime, key beam.X, in raw.Encoded) {
-	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", Side(in.Side), key, in.Value, et.Milliseconds()))
+	h.late = append(h.late, fmt.Sprintf("late %v %v %s@%d", raw.SideName[in.Side], key, in.Value, et.Milliseconds()))
 }
 
 func (h *harness) startBundle() {
@@ -333,7 +240,7 @@ func (h *harness) finishBundle() {
 }
 
 // element processes one element of side at time ms, in the open bundle.
-func (h *harness) element(side Side, ms int64, key, value string) {
+func (h *harness) element(side match.Side, ms int64, key, value string) {
 	h.t.Helper()
 	if h.split != nil {
 		h.splitElement(side, ms, key, value)
@@ -357,14 +264,14 @@ func (h *harness) fire(key string, t timers.TimerMap) {
 	if tp[t.Tag] == t {
 		delete(tp, t.Tag)
 	}
-	calls, reads := sp.calls, sp.reads
+	calls, reads := sp.Calls, sp.Reads
 	err := h.fn.OnTimer(h.ctx, window.GlobalWindow{}, beam.EventTime(t.HoldTimestamp), sp, tp, key,
 		timers.Context{Family: t.Family, Tag: t.Tag}, h.emit, h.emitLate)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	if h.onFire != nil {
-		h.onFire(key, t, sp.calls-calls, sp.reads-reads)
+		h.onFire(key, t, sp.Calls-calls, sp.Reads-reads)
 	}
 }
 
@@ -400,17 +307,17 @@ func (h *harness) only(key string) timers.TimerMap {
 type sentPiece struct {
 	at    beam.EventTime
 	group []byte
-	p     piece
+	p     Piece
 }
 
 // splitElement runs an element through the split layout's first stage
 // and its pieces through their buckets.
-func (h *harness) splitElement(side Side, ms int64, key, value string) {
+func (h *harness) splitElement(side match.Side, ms int64, key, value string) {
 	h.t.Helper()
 	sp, tp := h.stores("k:" + key)
 	var sent []sentPiece
 	err := h.split.spread.ProcessElement(h.ctx, beam.EventTime(ms), sp, tp, key, raw.Encoded{Side: uint8(side), Value: []byte(value)},
-		func(at beam.EventTime, g []byte, p piece) { sent = append(sent, sentPiece{at, g, p}) })
+		func(at beam.EventTime, g []byte, p Piece) { sent = append(sent, sentPiece{at, g, p}) })
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -434,7 +341,7 @@ func (h *harness) fireSplit(rk string, t timers.TimerMap) {
 	var err error
 	if key, ok := strings.CutPrefix(rk, "k:"); ok {
 		err = h.split.spread.OnTimer(h.ctx, beam.EventTime(t.HoldTimestamp), sp, tp, key, tc,
-			func(beam.EventTime, []byte, piece) { h.t.Fatal("a tick sent a piece") })
+			func(beam.EventTime, []byte, Piece) { h.t.Fatal("a tick sent a piece") })
 	} else {
 		err = h.split.bucket.OnTimer(h.ctx, beam.EventTime(t.HoldTimestamp), sp, tp, []byte(strings.TrimPrefix(rk, "b:")), tc, h.emit, h.emitLate)
 	}

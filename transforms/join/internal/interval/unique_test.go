@@ -1,4 +1,4 @@
-package join
+package interval
 
 import (
 	"fmt"
@@ -23,10 +23,10 @@ func uniqueLeftEvents(n int) []hotKeyEvent {
 		key := fmt.Sprintf("k%04d", k)
 		at := int64(k) * 200
 		if k%7 != 3 {
-			out = append(out, hotKeyEvent{side: Left, ms: at, key: key, name: fmt.Sprintf("l%d", k)})
+			out = append(out, hotKeyEvent{side: match.Left, ms: at, key: key, name: fmt.Sprintf("l%d", k)})
 		}
 		for i := range 10 {
-			out = append(out, hotKeyEvent{side: Right, ms: at + r.Int64N(2400) - 600, key: key, name: fmt.Sprintf("r%d.%d", k, i)})
+			out = append(out, hotKeyEvent{side: match.Right, ms: at + r.Int64N(2400) - 600, key: key, name: fmt.Sprintf("r%d.%d", k, i)})
 		}
 	}
 	arrival := map[string]int64{}
@@ -36,6 +36,13 @@ func uniqueLeftEvents(n int) []hotKeyEvent {
 	slices.SortStableFunc(out, func(a, b hotKeyEvent) int { return int(arrival[a.name] - arrival[b.name]) })
 	return out
 }
+
+// typeNames and emitNames are the join types' and emission modes' names,
+// as join.Type and join.Emit write them.
+var (
+	typeNames = [...]string{match.Inner: "inner", match.LeftOuter: "left", match.RightOuter: "right", match.FullOuter: "full"}
+	emitNames = [...]string{match.Immediate: "immediate", match.Final: "final", match.Retract: "retract"}
+)
 
 // TestUniqueLeftMatchesDefault plays the same elements, one left element
 // per key, through the default layout with and without UniqueLeft, under
@@ -47,7 +54,7 @@ func TestUniqueLeftMatchesDefault(t *testing.T) {
 	for typ := match.Inner; typ <= match.FullOuter; typ++ {
 		for emit := match.Immediate; emit <= match.Retract; emit++ {
 			rules := match.Rules{Bounds: match.Between(-200*time.Millisecond, 1500*time.Millisecond), Type: typ, Emit: emit, Lateness: time.Second}
-			t.Run(fmt.Sprintf("%v/%v", Type(typ), Emit(emit)), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%v/%v", typeNames[typ], emitNames[emit]), func(t *testing.T) {
 				want := newLayoutHarness(t, joiner{Rules: rules, CleanupEvery: 100}, 0)
 				want.play(events, 50, 500)
 				got := newLayoutHarness(t, joiner{Rules: rules, CleanupEvery: 100, UniqueLeft: true}, 0)
@@ -89,17 +96,17 @@ func TestUniqueLeftDuplicate(t *testing.T) {
 	rules := match.Rules{Bounds: match.Between(0, time.Second), Type: match.Inner, Emit: match.Immediate}
 	h := newLayoutHarness(t, joiner{Rules: rules, CleanupEvery: 1, UniqueLeft: true}, 0)
 	h.startBundle()
-	h.element(Left, 1000, "k", "l1")
-	h.element(Right, 1100, "k", "r1") // the first match: buffered
-	h.element(Right, 1200, "k", "r2") // decided: not buffered
-	h.element(Right, 2500, "k", "r3") // outside l1's bounds: not buffered
-	h.element(Left, 1050, "k", "dup") // would match r1 and r2
-	h.element(Right, 1300, "k", "r4") // matches l1 only
+	h.element(match.Left, 1000, "k", "l1")
+	h.element(match.Right, 1100, "k", "r1") // the first match: buffered
+	h.element(match.Right, 1200, "k", "r2") // decided: not buffered
+	h.element(match.Right, 2500, "k", "r3") // outside l1's bounds: not buffered
+	h.element(match.Left, 1050, "k", "dup") // would match r1 and r2
+	h.element(match.Right, 1300, "k", "r4") // matches l1 only
 	h.finishBundle()
 	h.fireUpTo(2001) // l1 expires at 2001
 	h.startBundle()
-	h.element(Left, 2100, "k", "l2")
-	h.element(Right, 2600, "k", "r5")
+	h.element(match.Left, 2100, "k", "l2")
+	h.element(match.Right, 2600, "k", "r5")
 	h.finishBundle()
 	h.fireUpTo(1 << 62)
 	want := []string{

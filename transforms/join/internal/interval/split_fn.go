@@ -1,4 +1,4 @@
-package join
+package interval
 
 // This file holds the split layout's two stateful DoFns (SplitKeys):
 // spreadFn, keyed by the join's key, which judges lateness and sends each
@@ -23,13 +23,14 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/runnerkey"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
 func init() {
 	register.DoFn7x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
-		func(beam.EventTime, []byte, piece), error](&spreadFn{})
-	register.Emitter3[beam.EventTime, []byte, piece]()
-	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, piece,
+		func(beam.EventTime, []byte, Piece), error](&spreadFn{})
+	register.Emitter3[beam.EventTime, []byte, Piece]()
+	register.DoFn8x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, Piece,
 		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&bucketFn{})
 }
 
@@ -43,16 +44,16 @@ type spreadFn struct {
 func (f *spreadFn) Setup() error { return f.Spread.Key.Setup() }
 
 // StartBundle and FinishBundle drop the bundle's cache of key states.
-func (f *spreadFn) StartBundle(func(beam.EventTime, []byte, piece))  { f.Spread.cache.clear() }
-func (f *spreadFn) FinishBundle(func(beam.EventTime, []byte, piece)) { f.Spread.cache.clear() }
+func (f *spreadFn) StartBundle(func(beam.EventTime, []byte, Piece))  { f.Spread.cache.clear() }
+func (f *spreadFn) FinishBundle(func(beam.EventTime, []byte, Piece)) { f.Spread.cache.clear() }
 
 func (f *spreadFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
-	emit func(beam.EventTime, []byte, piece)) error {
+	emit func(beam.EventTime, []byte, Piece)) error {
 	return f.Spread.process(ctx, splitStores{sp: sp, tp: tp, bag: &f.Ticks, timer: &f.Tick}, et, key, in, emit)
 }
 
 func (f *spreadFn) OnTimer(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
-	_ func(beam.EventTime, []byte, piece)) error {
+	_ func(beam.EventTime, []byte, Piece)) error {
 	return f.Spread.fire(ctx, splitStores{sp: sp, tp: tp, bag: &f.Ticks, timer: &f.Tick}, key, firedOf(tc, et))
 }
 
@@ -229,7 +230,7 @@ func (s *spreader) timerFor(ks *keyState) timer {
 		return timer{fire: fire, hold: fire - 1, set: true}
 	}
 	if p := ks.b.Progress; p != match.NoProgress {
-		return timer{fire: forgetTime(s.Rules, p, s.Horizon, s.Grid), hold: noHold, set: true}
+		return timer{fire: forgetTime(s.Rules, p, s.Horizon, s.Grid), hold: timertag.NoHold, set: true}
 	}
 	return timer{}
 }
@@ -239,7 +240,7 @@ func (s *spreader) timerFor(ks *keyState) timer {
 // partner range, after adding the multiple it expires at to the key's
 // runs if they lack it (one state call).
 func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTime, key beam.X, in raw.Encoded,
-	emit func(beam.EventTime, []byte, piece)) error {
+	emit func(beam.EventTime, []byte, Piece)) error {
 	ks, err := s.load(ctx, st, key)
 	if err != nil {
 		return err
@@ -247,7 +248,7 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 	defer s.cache.resized(ks)
 	side, t := match.Side(in.Side), et.Milliseconds()
 	if s.Rules.IsLate(side, t, ks.b.Progress) {
-		emit(et, runnerkey.Bucket(s.Split.bucketOf(t), ks.key), piece{Side: in.Side, Late: true, Time: t, Value: in.Value})
+		emit(et, runnerkey.Bucket(s.Split.bucketOf(t), ks.key), Piece{Side: in.Side, Late: true, Time: t, Value: in.Value})
 		return nil
 	}
 	before := ks.timer
@@ -263,7 +264,7 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 		ks.inBag++
 	}
 	s.Split.buckets(s.Rules, side, t, func(b int64) {
-		emit(et, runnerkey.Bucket(b, ks.key), piece{Side: in.Side, Time: t, Value: in.Value})
+		emit(et, runnerkey.Bucket(b, ks.key), Piece{Side: in.Side, Time: t, Value: in.Value})
 	})
 	ks.timer = s.timerFor(ks)
 	moveTimers(st, plainArmed(before), ks.timer)
@@ -276,7 +277,7 @@ func (s *spreader) process(ctx context.Context, st splitStores, et beam.EventTim
 // set again, nothing done (see joiner.firing). A tick appends a tick
 // record (one state call), or rewrites the bag once it holds compactAfter
 // records more than its runs need (two).
-func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f fired) error {
+func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f timertag.Fired) error {
 	ks, err := s.load(ctx, st, key)
 	if err != nil {
 		return err
@@ -339,7 +340,7 @@ func (f *bucketFn) FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(b
 	f.Bucket.cache.clear()
 }
 
-func (f *bucketFn) ProcessElement(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, group []byte, in piece,
+func (f *bucketFn) ProcessElement(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, group []byte, in Piece,
 	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	return f.Bucket.process(ctx, splitStores{sp: sp, tp: tp, bag: &f.Buffer, timer: &f.Cleanup}, group, in, emit, emitLate)
 }
@@ -409,14 +410,14 @@ func (j *bucketJoiner) timerFor(ks *keyState, bucket int64) timer {
 	if !ok {
 		return timer{}
 	}
-	t := timer{fire: roundUp(next, j.Grid), hold: noHold, set: true}
+	t := timer{fire: roundUp(next, j.Grid), hold: timertag.NoHold, set: true}
 	if j.Rules.Emit != match.Immediate {
 		start := bucket * j.Split.Width
 		for _, s := range []match.Side{match.Left, match.Right} {
 			if !j.Rules.Type.Outer(s) {
 				continue
 			}
-			if o, ok := ks.b.OldestFrom(s, start); ok && j.Split.owns(bucket, o) && (t.hold == noHold || o < t.hold) {
+			if o, ok := ks.b.OldestFrom(s, start); ok && j.Split.owns(bucket, o) && (t.hold == timertag.NoHold || o < t.hold) {
 				t.hold = o
 			}
 		}
@@ -426,7 +427,7 @@ func (j *bucketJoiner) timerFor(ks *keyState, bucket int64) timer {
 
 // process joins an arriving piece and buffers it, or reports it if the
 // first stage judged it late.
-func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte, in piece,
+func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte, in Piece,
 	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	side := match.Side(in.Side)
 	if in.Late {
@@ -434,8 +435,8 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 		if err != nil {
 			return err
 		}
-		counters.in[side].Inc(ctx, 1)
-		counters.fate[side][match.Late].Inc(ctx, 1)
+		counters.In[side].Inc(ctx, 1)
+		counters.Fate[side][match.Late].Inc(ctx, 1)
 		j.emitFate(key, side, in.Time, match.Late, emit)
 		emitLate(beam.EventTime(in.Time), key, raw.Encoded{Side: in.Side, Value: in.Value})
 		return nil
@@ -457,7 +458,7 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 	for _, x := range a.Retracted {
 		if j.Split.owns(bucket, x.Time) {
 			emit(beam.EventTime(x.Time), key, single(raw.Retract, x))
-			counters.retractions.Inc(ctx, 1)
+			counters.Retractions.Inc(ctx, 1)
 		}
 	}
 	pairs := 0
@@ -475,17 +476,17 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 		})
 		pairs++
 	}
-	counters.pairs.Inc(ctx, int64(pairs))
+	counters.Pairs.Inc(ctx, int64(pairs))
 	e.Matched = len(a.Partners) > 0
 	if err := st.bag.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 	}
 	ks.inBag++
 	if own {
-		counters.in[side].Inc(ctx, 1)
+		counters.In[side].Inc(ctx, 1)
 		if a.Unmatched {
 			emit(beam.EventTime(in.Time), key, single(raw.Unmatched, e))
-			counters.unmatchedOut[side].Inc(ctx, 1)
+			counters.UnmatchedOut[side].Inc(ctx, 1)
 		}
 		counters.buffered.Inc(ctx, 1)
 		ks.owned++
@@ -502,7 +503,7 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 // by the time the state implies, reporting what the bucket owns, and write
 // the rest back (or clear the bucket). A stale firing (see joiner.firing)
 // changes nothing but is counted and the timer set again.
-func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte, f fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
+func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte, f timertag.Fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	ks, bucket, err := j.load(ctx, st, group)
 	if err != nil {
 		return err
@@ -521,10 +522,10 @@ func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte
 		}
 		if j.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
 			emit(beam.EventTime(x.Time), ks.decoded, single(raw.Unmatched, x))
-			counters.unmatchedOut[x.Side].Inc(ctx, 1)
+			counters.UnmatchedOut[x.Side].Inc(ctx, 1)
 		}
 		fate := j.Rules.FateOf(x.Side, x.Matched, false)
-		counters.fate[x.Side][fate].Inc(ctx, 1)
+		counters.Fate[x.Side][fate].Inc(ctx, 1)
 		j.emitFate(ks.decoded, x.Side, x.Time, fate, emit)
 		counters.buffered.Inc(ctx, -1)
 		ks.owned--
@@ -556,7 +557,7 @@ func plainArmed(t timer) []armed {
 		return nil
 	}
 	hold := t.hold
-	if hold == noHold {
+	if hold == timertag.NoHold {
 		hold = t.fire
 	}
 	return []armed{{tag: t.tag(), fire: t.fire, hold: hold}}
@@ -566,13 +567,13 @@ func plainArmed(t timer) []armed {
 // t: a firing for an earlier time than t, or with no timer set, is stale
 // (counted and t set again; ok false), as in joiner.firing. Otherwise it
 // returns what stays armed once f is consumed.
-func splitFiring(ctx context.Context, st splitStores, t timer, f fired) (pending []armed, ok bool) {
-	if !t.set || (f.ok && f.at < t.fire) {
-		counters.staleFirings.Inc(ctx, 1)
+func splitFiring(ctx context.Context, st splitStores, t timer, f timertag.Fired) (pending []armed, ok bool) {
+	if !t.set || (f.OK && f.At < t.fire) {
+		counters.StaleFirings.Inc(ctx, 1)
 		moveTimers(st, nil, t)
 		return nil, false
 	}
-	return without(plainArmed(t), f.tag), true
+	return without(plainArmed(t), f.Tag), true
 }
 
 // moveTimers moves a split stage's runner timers from those set (before)

@@ -1,4 +1,4 @@
-package join
+package interval
 
 import (
 	"testing"
@@ -21,8 +21,8 @@ func TestIntervalStaleFiring(t *testing.T) {
 	// drives a stale firing of a record timer.
 	h.j.AppendCleanup = false
 	h.startBundle()
-	h.element(Left, 10_000, "a", "l1")
-	h.element(Left, 20_000, "a", "l2")
+	h.element(match.Left, 10_000, "a", "l1")
+	h.element(match.Left, 20_000, "a", "l2")
 	h.finishBundle()
 	first := h.only("a")
 	if got := first.FireTimestamp.Milliseconds(); got != 15_001 {
@@ -51,7 +51,7 @@ func TestIntervalStaleFiring(t *testing.T) {
 	}
 
 	h.startBundle()
-	h.element(Right, 24_000, "a", "r1")
+	h.element(match.Right, 24_000, "a", "r1")
 	h.finishBundle()
 	if diff := cmp.Diff([]string{"pair a l2@20000 r1@24000"}, h.out); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
@@ -68,8 +68,8 @@ func TestIntervalStaleFiring(t *testing.T) {
 func TestIntervalStaleFiringHold(t *testing.T) {
 	h := newHarness(t, match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second), Type: match.LeftOuter, Emit: match.Final}, time.Millisecond, 0)
 	h.startBundle()
-	h.element(Left, 10_000, "a", "l1")
-	h.element(Left, 20_000, "a", "l2")
+	h.element(match.Left, 10_000, "a", "l1")
+	h.element(match.Left, 20_000, "a", "l2")
 	h.finishBundle()
 	first := h.only("a")
 	if got, want := first.HoldTimestamp.Milliseconds(), int64(10_000); got != want || first.Tag != "10000/15001" {
@@ -92,7 +92,7 @@ func TestIntervalStaleFiringHold(t *testing.T) {
 	}
 
 	h.startBundle()
-	h.element(Right, 24_000, "a", "r1")
+	h.element(match.Right, 24_000, "a", "r1")
 	h.fire("a", h.only("a"))
 	h.finishBundle()
 	want := []string{"unmatched a l1@10000 -", "pair a l2@20000 r1@24000"}
@@ -115,11 +115,11 @@ func TestIntervalStaleFiringHold(t *testing.T) {
 func TestIntervalFiringLaterThanState(t *testing.T) {
 	h := newHarness(t, match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second), Type: match.LeftOuter, Emit: match.Final}, time.Millisecond, 0)
 	h.startBundle()
-	h.element(Left, 20_000, "a", "l2")
+	h.element(match.Left, 20_000, "a", "l2")
 	h.finishBundle()
 	late := h.only("a") // 25.001 s, holding at 20 s
 	h.startBundle()
-	h.element(Left, 10_000, "a", "l1") // moves the timer to 15.001 s, holding at 10 s
+	h.element(match.Left, 10_000, "a", "l1") // moves the timer to 15.001 s, holding at 10 s
 	h.finishBundle()
 	if got := h.only("a").Tag; got != "10000/15001" {
 		t.Fatalf("after l1 the timer's tag is %q, want \"10000/15001\"", got)

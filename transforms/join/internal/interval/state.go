@@ -1,4 +1,4 @@
-package join
+package interval
 
 // This file holds how the interval join keeps a key's buffer in Beam state
 // in its default layout (one bag per key) and what a DoFn instance knows of
@@ -182,7 +182,7 @@ func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func
 		j.remove(ctx, key, x, false, emit)
 	}
 	if ks.stale > 0 {
-		counters.staleFirings.Inc(ctx, int64(ks.stale))
+		counters.StaleFirings.Inc(ctx, int64(ks.stale))
 	}
 	ks.dead, ks.stale = nil, 0
 }

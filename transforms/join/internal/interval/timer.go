@@ -1,26 +1,22 @@
-package join
+package interval
 
 // This file holds the interval join's timer policy: where a key's one
 // cleanup timer goes (timerFor: CleanupEvery less a millisecond after the
 // earliest expiry, and the output watermark hold), how it is moved without
-// tripping Prism's watermark-hold bugs (moveTimer and the tag), and which
-// firings are stale (firing: the tag says which time a timer is for). Beam Go on Prism allows one timer family per
-// DoFn, so cleanup, final emission and forgetting a key all share it.
+// tripping Prism's watermark-hold bugs (moveTimer and the tag, package
+// timertag), and which firings are stale (firing: the tag says which time
+// a timer is for). Beam Go on Prism allows one timer family per DoFn, so
+// cleanup, final emission and forgetting a key all share it.
 
 import (
 	"context"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
-
-// noHold marks a timer that holds no output watermark.
-const noHold = int64(-1 << 63)
 
 // recordTag is the tag of a cleanup timer whose firing appends a cleanup
 // record instead of reading the key's state (see timer.record).
@@ -56,7 +52,7 @@ func (j *joiner) armedOf(t timer) []armed {
 		return nil
 	}
 	hold := t.hold
-	if hold == noHold {
+	if hold == timertag.NoHold {
 		hold = t.fire
 	}
 	a := []armed{{tag: t.tag(), fire: t.fire, hold: hold}}
@@ -89,21 +85,21 @@ func (j *joiner) timerFor(ks *keyState) timer {
 		}
 	}
 	if ok {
-		t := timer{fire: cleanupAt(next, j.CleanupEvery), hold: noHold, set: true}
+		t := timer{fire: cleanupAt(next, j.CleanupEvery), hold: timertag.NoHold, set: true}
 		if j.Rules.Emit != match.Immediate {
 			for _, s := range []match.Side{match.Left, match.Right} {
-				if has[s] && j.Rules.Type.Outer(s) && (t.hold == noHold || oldest[s] < t.hold) {
+				if has[s] && j.Rules.Type.Outer(s) && (t.hold == timertag.NoHold || oldest[s] < t.hold) {
 					t.hold = oldest[s]
 				}
 			}
 		}
 		// A key that its firing would leave empty and forget at once
 		// (ProgressHorizon(0)) is read and cleared by it: no record.
-		t.record = j.AppendCleanup && t.hold == noHold && j.latestExpiry(ks) <= t.fire && j.forgetAt(t.fire) > t.fire
+		t.record = j.AppendCleanup && t.hold == timertag.NoHold && j.latestExpiry(ks) <= t.fire && j.forgetAt(t.fire) > t.fire
 		return t
 	}
 	if p := ks.b.Progress; p != match.NoProgress {
-		return timer{fire: j.forgetAt(p), hold: noHold, set: true}
+		return timer{fire: j.forgetAt(p), hold: timertag.NoHold, set: true}
 	}
 	return timer{}
 }
@@ -149,17 +145,10 @@ func (j *joiner) latestExpiry(ks *keyState) int64 {
 
 // moveTimer moves the cleanup timer from where it was (before) to where it
 // must be (after). A timer that need not hold the output watermark holds it
-// at its own firing time, Beam's default, which never holds it back.
-//
-// The timer's tag says what it is for, so that a firing can be checked
-// against the key's state (firing): a timer that holds nothing is tagged ""
-// and its output timestamp is its firing time; any other is tagged with
-// its hold and its firing time. Prism v2.77 miscounts watermark holds when
-// a timer is replaced by one with the same firing time and another hold
-// (the stale firing passes its check and drops the old hold twice), so a
-// change of hold, which is a change of tag, clears the old timer and sets
-// a new one under the new tag instead. (timers.WithNoOutputTimestamp has a
-// similar counting bug, hence the firing-time hold.)
+// at its own firing time, Beam's default, which never holds it back. The
+// timer's tag says what it is for, so that a firing can be checked against
+// the key's state (firing), and a change of hold, which is a change of
+// tag, clears the old timer and sets a new one: see package timertag.
 func (j *joiner) moveTimer(st stores, before, after timer) {
 	if after == before {
 		return
@@ -185,35 +174,18 @@ func setArmed(family *timers.EventTime, tp timers.Provider, before, want []armed
 	}
 	for _, a := range want {
 		if !slices.Contains(before, a) {
-			setTimer(family, tp, a.tag, a.fire, a.hold)
+			timertag.Arm(family, tp, a.tag, a.fire, a.hold)
 		}
 	}
-}
-
-// setTimer sets a family's timer tagged tag to fire at fire and hold the
-// output watermark at hold, but no later than fire (milliseconds). A
-// timer whose hold is later than its firing time (an outer element whose
-// final record is due after the key's next cleanup, which fires first)
-// is refused by Beam Java's SDK and is no part of Beam's model; holding
-// at the firing time instead is as good, because the firing sets the
-// key's next timer, whose hold, clamped again, is never later than the
-// element: the output watermark passes the element only once its record
-// is out. The tag keeps naming the hold the state implies, so that a
-// firing is judged against the state as before (firedOf).
-func setTimer(family *timers.EventTime, tp timers.Provider, tag string, fire, hold int64) {
-	family.Set(tp, time.UnixMilli(fire), timers.WithOutputTimestamp(time.UnixMilli(min(hold, fire))), timers.WithTag(tag))
 }
 
 // tag is the timer's tag: recordTag for a record timer, "" for another that
 // holds nothing, else "hold/fire" in milliseconds.
 func (t timer) tag() string {
-	switch {
-	case t.record:
+	if t.record {
 		return recordTag
-	case t.hold == noHold:
-		return ""
 	}
-	return strconv.FormatInt(t.hold, 10) + "/" + strconv.FormatInt(t.fire, 10)
+	return timertag.Tag(t.hold, t.fire)
 }
 
 // cleanupAt is when a key whose earliest expiry is next is cleaned up:
@@ -241,27 +213,14 @@ func roundUp(t, every int64) int64 {
 	return t
 }
 
-// fired is a firing of the cleanup timer as the runner delivers it: its
-// tag and, for a timer that holds nothing, its firing time as its output
-// timestamp.
-type fired struct {
-	tag string
-	at  int64 // the time the timer was set for
-	ok  bool  // at is known: the tag is one moveTimer writes
-}
-
 // firedOf reads which time a firing is for from its tag and output
-// timestamp (see moveTimer).
-func firedOf(tc timers.Context, et beam.EventTime) fired {
-	if tc.Tag == "" || tc.Tag == recordTag {
-		return fired{tag: tc.Tag, at: et.Milliseconds(), ok: true}
+// timestamp (timertag.Read); a record timer's firing time is its output
+// timestamp, as for a timer that holds nothing.
+func firedOf(tc timers.Context, et beam.EventTime) timertag.Fired {
+	if tc.Tag == recordTag {
+		return timertag.Fired{Tag: tc.Tag, At: et.Milliseconds(), OK: true}
 	}
-	f := fired{tag: tc.Tag}
-	if _, at, found := strings.Cut(tc.Tag, "/"); found {
-		t, err := strconv.ParseInt(at, 10, 64)
-		f.at, f.ok = t, err == nil
-	}
-	return f
+	return timertag.Read(tc, et)
 }
 
 // firing checks a firing of the key's cleanup timer against the timer its
@@ -281,12 +240,12 @@ func firedOf(tc timers.Context, et beam.EventTime) fired {
 // not stale (the watermark has passed the state's time too): the cleanup
 // is at the state's time. A firing whose tag this join did not write (ok
 // false in f) is taken for the state's timer.
-func (j *joiner) firing(ctx context.Context, st stores, ks *keyState, f fired) (t timer, pending []armed, ok bool) {
+func (j *joiner) firing(ctx context.Context, st stores, ks *keyState, f timertag.Fired) (t timer, pending []armed, ok bool) {
 	t = ks.timer
-	if !t.set || (f.ok && f.at < t.fire) {
-		counters.staleFirings.Inc(ctx, 1)
+	if !t.set || (f.OK && f.At < t.fire) {
+		counters.StaleFirings.Inc(ctx, 1)
 		j.moveTimer(st, timer{}, t)
 		return timer{}, nil, false
 	}
-	return t, without(j.armedOf(t), f.tag), true
+	return t, without(j.armedOf(t), f.Tag), true
 }

@@ -1,4 +1,4 @@
-package join
+package interval
 
 // This file holds the interval join's DoFns: encodeFn, which tags and
 // encodes each side's values, and the stateful DoFn of the default layout,
@@ -19,6 +19,7 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
 func init() {
@@ -107,7 +108,7 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 	}
 	defer j.cache.resized(ks)
 	side := match.Side(in.Side)
-	counters.in[side].Inc(ctx, 1)
+	counters.In[side].Inc(ctx, 1)
 	before := ks.timer
 	e := match.Entry[[]byte]{Side: side, Time: et.Milliseconds(), Value: in.Value}
 	if j.UniqueLeft && side == match.Left && ks.b.SideLen(match.Left) > 0 {
@@ -196,7 +197,7 @@ func (j *joiner) rewrite(ctx context.Context, st stores, key beam.X, ks *keyStat
 func (j *joiner) arrived(ctx context.Context, key beam.X, e match.Entry[[]byte], a match.Arrival[[]byte], emit func(beam.EventTime, beam.X, raw.Record)) {
 	for _, x := range a.Retracted {
 		emit(beam.EventTime(x.Time), key, single(raw.Retract, x))
-		counters.retractions.Inc(ctx, 1)
+		counters.Retractions.Inc(ctx, 1)
 	}
 	for _, x := range a.Partners {
 		l, r := e, x
@@ -208,17 +209,17 @@ func (j *joiner) arrived(ctx context.Context, key beam.X, e match.Entry[[]byte],
 			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
 		})
 	}
-	counters.pairs.Inc(ctx, int64(len(a.Partners)))
+	counters.Pairs.Inc(ctx, int64(len(a.Partners)))
 	if a.Unmatched {
 		emit(beam.EventTime(e.Time), key, single(raw.Unmatched, e))
-		counters.unmatchedOut[e.Side].Inc(ctx, 1)
+		counters.UnmatchedOut[e.Side].Inc(ctx, 1)
 	}
 }
 
 // late reports e, which the join does not take, to the late output.
 func (j *joiner) late(ctx context.Context, key beam.X, e match.Entry[[]byte], et beam.EventTime, in raw.Encoded,
 	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
-	counters.fate[e.Side][match.Late].Inc(ctx, 1)
+	counters.Fate[e.Side][match.Late].Inc(ctx, 1)
 	j.emitFate(key, e.Side, e.Time, match.Late, emit)
 	emitLate(et, key, in)
 }
@@ -235,10 +236,10 @@ func (j *joiner) remove(ctx context.Context, key beam.X, x match.Entry[[]byte], 
 func (j *joiner) account(ctx context.Context, key beam.X, x match.Entry[[]byte], evicted bool, emit func(beam.EventTime, beam.X, raw.Record)) {
 	if j.Rules.UnmatchedOnRemoval(x.Side, x.Matched) {
 		emit(beam.EventTime(x.Time), key, single(raw.Unmatched, x))
-		counters.unmatchedOut[x.Side].Inc(ctx, 1)
+		counters.UnmatchedOut[x.Side].Inc(ctx, 1)
 	}
 	f := j.Rules.FateOf(x.Side, x.Matched, evicted)
-	counters.fate[x.Side][f].Inc(ctx, 1)
+	counters.Fate[x.Side][f].Inc(ctx, 1)
 	j.emitFate(key, x.Side, x.Time, f, emit)
 }
 
@@ -253,9 +254,9 @@ func single(kind raw.Kind, x match.Entry[[]byte]) raw.Record {
 // cleanup is the timer's firing f: remove what has expired, or forget a key
 // that holds only progress; a stale firing changes nothing (see firing). A
 // record timer's firing appends a cleanup record (cleanupRecord).
-func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, f fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
-	if f.tag == recordTag && j.AppendCleanup {
-		return j.cleanupRecord(ctx, st, w, key, f.at)
+func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam.X, f timertag.Fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
+	if f.Tag == recordTag && j.AppendCleanup {
+		return j.cleanupRecord(ctx, st, w, key, f.At)
 	}
 	ks, err := j.load(ctx, st, w, key)
 	if err != nil {
