@@ -10,10 +10,11 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowed"
 )
 
 func init() {
-	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.W), error](&groupPaneFn{})
+	register.DoFn5x1[context.Context, beam.EventTime, beam.X, windowed.PaneRecord, func(beam.EventTime, beam.W), error](&groupPaneFn{})
 	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*beam.Y) bool, func(*beam.Z) bool, func(beam.EventTime, beam.W), error](&groupFn{})
 	register.Iter1[beam.Y]()
 	register.Iter1[beam.Z]()
@@ -148,7 +149,7 @@ func (f *groupFn) ProcessElement(ctx context.Context, w beam.Window, k beam.X, l
 // groupPaneFn turns a pane of the late-counting path into a Group.
 type groupPaneFn struct{ groups }
 
-func (f *groupPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.W)) error {
+func (f *groupPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p windowed.PaneRecord, emit func(beam.EventTime, beam.W)) error {
 	sides, err := f.decodePane("join.CoGroup", p)
 	if err != nil {
 		return err

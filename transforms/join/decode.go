@@ -16,11 +16,14 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowed"
 )
 
 func init() {
 	register.DoFn4x1[beam.EventTime, beam.X, raw.Record, func(beam.Y), error](&resultFn{})
 	register.DoFn4x1[beam.EventTime, beam.X, raw.Encoded, func(beam.Y), error](&lateFn{})
+	register.DoFn4x1[beam.EventTime, beam.X, windowed.MissedRecord, func(beam.Y), error](&missedFn{})
+	register.DoFn4x0[beam.EventTime, beam.X, raw.FateRecord, func(beam.Y)](&fateFn{})
 	register.Emitter1[beam.Y]()
 }
 
@@ -220,4 +223,57 @@ func decodeFates(s beam.Scope, op string, fates beam.PCollection, t reflect.Type
 		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
 	}
 	return out[0], nil
+}
+
+// missedFn decodes late elements into the author's
+// WindowLateElement[K,L,R].
+type missedFn struct {
+	Out         beam.EncodedType
+	Left, Right coders.Element
+
+	side, key, time, left, right, start, end int
+}
+
+func (f *missedFn) Setup() error {
+	return setupDecoding(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Left": &f.left, "Right": &f.right,
+		"WindowStart": &f.start, "WindowEnd": &f.end}, &f.Left, &f.Right)
+}
+
+func (f *missedFn) ProcessElement(et beam.EventTime, key beam.X, m windowed.MissedRecord, emit func(beam.Y)) error {
+	v := reflect.New(f.Out.T).Elem()
+	side := Side(m.Side)
+	v.Field(f.side).Set(reflect.ValueOf(side))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	v.Field(f.start).Set(reflect.ValueOf(time.UnixMilli(m.Start).UTC()))
+	v.Field(f.end).Set(reflect.ValueOf(time.UnixMilli(m.End).UTC()))
+	field, c := f.left, &f.Left
+	if side == Right {
+		field, c = f.right, &f.Right
+	}
+	if err := setDecoded(v.Field(field), c, m.Value); err != nil {
+		return err
+	}
+	emit(v.Interface())
+	return nil
+}
+
+// fateFn builds the author's Fate[K] from a fate record.
+type fateFn struct {
+	Out beam.EncodedType
+
+	side, key, time, outcome int
+}
+
+func (f *fateFn) Setup() error {
+	return fieldIndexes(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
+}
+
+func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r raw.FateRecord, emit func(beam.Y)) {
+	v := reflect.New(f.Out.T).Elem()
+	v.Field(f.side).Set(reflect.ValueOf(Side(r.Side)))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))
+	emit(v.Interface())
 }

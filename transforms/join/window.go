@@ -10,10 +10,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowed"
 )
 
 func init() {
-	register.DoFn5x1[context.Context, beam.EventTime, beam.X, paneRecord, func(beam.EventTime, beam.Y), error](&windowPaneFn{})
+	register.DoFn5x1[context.Context, beam.EventTime, beam.X, windowed.PaneRecord, func(beam.EventTime, beam.Y), error](&windowPaneFn{})
 	register.DoFn6x1[context.Context, beam.Window, beam.X, func(*[]byte) bool, func(*[]byte) bool, func(beam.EventTime, beam.Y), error](&windowGroupFn{})
 	register.Emitter2[beam.EventTime, beam.Y]()
 }
@@ -281,7 +282,7 @@ type windowPaneFn struct {
 	windowRecords
 }
 
-func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p paneRecord, emit func(beam.EventTime, beam.Y)) error {
+func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k beam.X, p windowed.PaneRecord, emit func(beam.EventTime, beam.Y)) error {
 	sides, err := f.decodePane("join.Window", p)
 	if err != nil {
 		return err

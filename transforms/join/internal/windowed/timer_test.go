@@ -1,4 +1,4 @@
-package join
+package windowed
 
 import (
 	"context"
@@ -43,9 +43,9 @@ func TestTimerHoldsNotAfterFiring(t *testing.T) {
 					}
 				}
 				delete(tp, next.Tag)
-				noEmit := func(beam.EventTime, beam.X, paneRecord) {}
+				noEmit := func(beam.EventTime, beam.X, PaneRecord) {}
 				if err := fn.OnTimer(ctx, beam.EventTime(next.HoldTimestamp), sp, tp, "k", timers.Context{Family: next.Family, Tag: next.Tag},
-					noEmit, func(beam.EventTime, beam.X, missedRecord) {}, func(beam.EventTime, beam.X, raw.FateRecord) {}); err != nil {
+					noEmit, func(beam.EventTime, beam.X, MissedRecord) {}, func(beam.EventTime, beam.X, raw.FateRecord) {}); err != nil {
 					t.Fatal(err)
 				}
 			}

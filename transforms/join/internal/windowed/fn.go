@@ -1,24 +1,20 @@
-package join
+package windowed
 
-// This file holds the stateful DoFn of Window and CoGroup, windowedFn: it
-// keeps a key's values of both sides in one bag, fires each window with one
-// event-time timer family, and reports late elements. It only moves data
-// between its state, its timer and package panes, which decides
-// everything. Also here: its records, and the DoFn that decodes its late
-// elements.
+// This file holds the stateful DoFn of the late-counting path of Window
+// and CoGroup, windowedFn: it keeps a key's values of both sides in one
+// bag, fires each window with one event-time timer family, and reports
+// late elements. It only moves data between its state, its timer and
+// package panes, which decides everything. Also here: its records.
 
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strconv"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
@@ -27,24 +23,22 @@ import (
 
 func init() {
 	register.DoFn9x1[context.Context, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
-		func(beam.EventTime, beam.X, paneRecord), func(beam.EventTime, beam.X, missedRecord), func(beam.EventTime, beam.X, raw.FateRecord), error](&windowedFn{})
-	register.Emitter3[beam.EventTime, beam.X, paneRecord]()
-	register.Emitter3[beam.EventTime, beam.X, missedRecord]()
-	register.DoFn4x1[beam.EventTime, beam.X, missedRecord, func(beam.Y), error](&missedFn{})
-	register.DoFn4x0[beam.EventTime, beam.X, raw.FateRecord, func(beam.Y)](&fateFn{})
+		func(beam.EventTime, beam.X, PaneRecord), func(beam.EventTime, beam.X, MissedRecord), func(beam.EventTime, beam.X, raw.FateRecord), error](&windowedFn{})
+	register.Emitter3[beam.EventTime, beam.X, PaneRecord]()
+	register.Emitter3[beam.EventTime, beam.X, MissedRecord]()
 }
 
-// paneRecord is one firing of one window of a key: its entries, encoded by
+// PaneRecord is one firing of one window of a key: its entries, encoded by
 // panes.EncodePane, with their values encoded by their input's coder. Its
 // element timestamp is the window's max timestamp.
-type paneRecord struct {
+type PaneRecord struct {
 	Start, End int64
 	Entries    []byte
 }
 
-// missedRecord is an element and a window it came too late for. Its
+// MissedRecord is an element and a window it came too late for. Its
 // element timestamp is the element's.
-type missedRecord struct {
+type MissedRecord struct {
 	Side       uint8
 	Value      []byte
 	Start, End int64
@@ -52,19 +46,16 @@ type missedRecord struct {
 
 // windowOutcomes are the outcomes of a window join's or a cogroup's
 // elements.
-var windowOutcomes = []Outcome{OutcomeMatched, OutcomeUnmatched, OutcomeExpired, OutcomeLate, OutcomeGrouped}
+var windowOutcomes = []raw.Outcome{raw.OutcomeOf(match.Matched), raw.OutcomeOf(match.Unmatched), raw.OutcomeOf(match.Expired), raw.OutcomeOf(match.Late), raw.Grouped}
 
-// windowCounters are the window join's and cogroup's counters per side:
-// elements in ("left_in") and each outcome ("left_matched", "left_late").
-var windowCounters = func() (c struct {
-	in      [2]beam.Counter
-	outcome [2]map[Outcome]beam.Counter
-}) {
-	for _, side := range []Side{Left, Right} {
-		c.in[side] = beam.NewCounter(Namespace, side.String()+"_in")
-		c.outcome[side] = map[Outcome]beam.Counter{}
+// outcomeCounters are the window join's and cogroup's counters of each
+// outcome per side ("left_matched", "left_late"); the elements in are
+// counted by raw.Count.In.
+var outcomeCounters = func() (c [2]map[raw.Outcome]beam.Counter) {
+	for side, name := range raw.SideName {
+		c[side] = map[raw.Outcome]beam.Counter{}
 		for _, o := range windowOutcomes {
-			c.outcome[side][o] = beam.NewCounter(Namespace, side.String()+"_"+o.String())
+			c[side][o] = beam.NewCounter(raw.Namespace, name+"_"+o.String())
 		}
 	}
 	return c
@@ -101,8 +92,8 @@ type windowedFn struct {
 // will fire: whether it is late is judged at that firing, against the
 // key's progress, which this saves reading.
 func (f *windowedFn) ProcessElement(ctx context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
-	_ func(beam.EventTime, beam.X, paneRecord), _ func(beam.EventTime, beam.X, missedRecord), _ func(beam.EventTime, beam.X, raw.FateRecord)) error {
-	windowCounters.in[in.Side].Inc(ctx, 1)
+	_ func(beam.EventTime, beam.X, PaneRecord), _ func(beam.EventTime, beam.X, MissedRecord), _ func(beam.EventTime, beam.X, raw.FateRecord)) error {
+	raw.Count.In[in.Side].Inc(ctx, 1)
 	e := panes.NewEntry(match.Side(in.Side), et.Milliseconds(), in.Value)
 	if err := f.Buffer.Add(sp, panes.AppendEntry(nil, e)); err != nil {
 		return fmt.Errorf("beamjoin: writing window state: %w", err)
@@ -112,7 +103,7 @@ func (f *windowedFn) ProcessElement(ctx context.Context, et beam.EventTime, sp s
 }
 
 func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
-	emitPane func(beam.EventTime, beam.X, paneRecord), emitMissed func(beam.EventTime, beam.X, missedRecord), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) error {
+	emitPane func(beam.EventTime, beam.X, PaneRecord), emitMissed func(beam.EventTime, beam.X, MissedRecord), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	at, err := strconv.ParseInt(tc.Tag, 10, 64)
 	if err != nil {
 		return fmt.Errorf("beamjoin: window timer with tag %q: %w", tc.Tag, err)
@@ -127,16 +118,16 @@ func (f *windowedFn) OnTimer(ctx context.Context, _ beam.EventTime, sp state.Pro
 	}
 	fr := f.Rules.Fire(&st, at)
 	for _, m := range fr.Missed {
-		emitMissed(beam.EventTime(m.Entry.Time), key, missedRecord{Side: uint8(m.Entry.Side), Value: m.Entry.Value, Start: m.Window.Start, End: m.Window.End})
+		emitMissed(beam.EventTime(m.Entry.Time), key, MissedRecord{Side: uint8(m.Entry.Side), Value: m.Entry.Value, Start: m.Window.Start, End: m.Window.End})
 	}
 	for _, e := range fr.Late {
-		f.leave(ctx, key, e, OutcomeLate, emitFate)
+		f.leave(ctx, key, e, raw.OutcomeOf(match.Late), emitFate)
 	}
 	for _, p := range fr.Panes {
 		if !f.Keep {
 			p = newOnly(p)
 		}
-		emitPane(beam.EventTime(p.Window.MaxTimestamp()), key, paneRecord{Start: p.Window.Start, End: p.Window.End, Entries: panes.EncodePane(p)})
+		emitPane(beam.EventTime(p.Window.MaxTimestamp()), key, PaneRecord{Start: p.Window.Start, End: p.Window.End, Entries: panes.EncodePane(p)})
 	}
 	for _, e := range fr.Done {
 		f.leave(ctx, key, e, f.outcomeOf(e), emitFate)
@@ -169,21 +160,21 @@ func (f *windowedFn) setTimer(tp timers.Provider, at int64) {
 }
 
 // outcomeOf is the outcome of an entry whose windows have all expired.
-func (f *windowedFn) outcomeOf(e panes.Entry) Outcome {
+func (f *windowedFn) outcomeOf(e panes.Entry) raw.Outcome {
 	switch {
 	case !f.Join:
-		return OutcomeGrouped
+		return raw.Grouped
 	case e.Matched:
-		return OutcomeMatched
+		return raw.OutcomeOf(match.Matched)
 	case f.Type.Outer(e.Side):
-		return OutcomeUnmatched
+		return raw.OutcomeOf(match.Unmatched)
 	}
-	return OutcomeExpired
+	return raw.OutcomeOf(match.Expired)
 }
 
 // leave counts an entry's outcome and, if asked, reports it.
-func (f *windowedFn) leave(ctx context.Context, key beam.X, e panes.Entry, o Outcome, emitFate func(beam.EventTime, beam.X, raw.FateRecord)) {
-	windowCounters.outcome[e.Side][o].Inc(ctx, 1)
+func (f *windowedFn) leave(ctx context.Context, key beam.X, e panes.Entry, o raw.Outcome, emitFate func(beam.EventTime, beam.X, raw.FateRecord)) {
+	outcomeCounters[e.Side][o].Inc(ctx, 1)
 	if f.Fates {
 		emitFate(beam.EventTime(e.Time), key, raw.FateRecord{Side: uint8(e.Side), Outcome: uint8(o)})
 	}
@@ -198,57 +189,4 @@ func newOnly(p panes.Pane) panes.Pane {
 		}
 	}
 	return q
-}
-
-// missedFn decodes late elements into the author's
-// WindowLateElement[K,L,R].
-type missedFn struct {
-	Out         beam.EncodedType
-	Left, Right coders.Element
-
-	side, key, time, left, right, start, end int
-}
-
-func (f *missedFn) Setup() error {
-	return setupDecoding(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Left": &f.left, "Right": &f.right,
-		"WindowStart": &f.start, "WindowEnd": &f.end}, &f.Left, &f.Right)
-}
-
-func (f *missedFn) ProcessElement(et beam.EventTime, key beam.X, m missedRecord, emit func(beam.Y)) error {
-	v := reflect.New(f.Out.T).Elem()
-	side := Side(m.Side)
-	v.Field(f.side).Set(reflect.ValueOf(side))
-	v.Field(f.key).Set(reflect.ValueOf(key))
-	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
-	v.Field(f.start).Set(reflect.ValueOf(time.UnixMilli(m.Start).UTC()))
-	v.Field(f.end).Set(reflect.ValueOf(time.UnixMilli(m.End).UTC()))
-	field, c := f.left, &f.Left
-	if side == Right {
-		field, c = f.right, &f.Right
-	}
-	if err := setDecoded(v.Field(field), c, m.Value); err != nil {
-		return err
-	}
-	emit(v.Interface())
-	return nil
-}
-
-// fateFn builds the author's Fate[K] from a fate record.
-type fateFn struct {
-	Out beam.EncodedType
-
-	side, key, time, outcome int
-}
-
-func (f *fateFn) Setup() error {
-	return fieldIndexes(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
-}
-
-func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r raw.FateRecord, emit func(beam.Y)) {
-	v := reflect.New(f.Out.T).Elem()
-	v.Field(f.side).Set(reflect.ValueOf(Side(r.Side)))
-	v.Field(f.key).Set(reflect.ValueOf(key))
-	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
-	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))
-	emit(v.Interface())
 }
