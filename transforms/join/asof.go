@@ -4,7 +4,6 @@ package join
 // options MaxAge and Strict. Its engine is package internal/asof.
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -118,39 +117,4 @@ func MaxAge(d time.Duration) Option {
 // before t: a version at t itself is not yet valid.
 func Strict() Option {
 	return optionFunc(func(c *config) { c.strict = true; c.set |= setStrict })
-}
-
-// asofConfig is AsOf's config: Inner or LeftOuter, EmitFinal (the
-// default) or EmitRetract, and a max age that is a whole number of
-// milliseconds, not negative.
-func asofConfig(opts []Option) (config, error) {
-	const op = "join.AsOf"
-	c, err := newConfig(op, asofOptions, opts)
-	if err != nil {
-		return c, err
-	}
-	if c.set&setEmit == 0 {
-		c.emit = EmitFinal
-	}
-	switch {
-	case c.typ != Inner && c.typ != LeftOuter:
-		return c, fmt.Errorf("beamjoin: %s takes Inner or LeftOuter, not %v: every left element has at most one version, and a version is not an event to report", op, c.typ)
-	case c.emit != EmitFinal && c.emit != EmitRetract:
-		return c, fmt.Errorf("beamjoin: %s takes EmitFinal or EmitRetract, not %v", op, c.emit)
-	case c.maxAge < 0:
-		return c, &OptionError{Option: "MaxAge", Err: &reasonError{prefix: "beamjoin: " + op + ": ", reason: fmt.Sprintf("max age %v is negative", c.maxAge)}}
-	case c.maxAge%time.Millisecond != 0:
-		return c, &OptionError{Option: "MaxAge", Err: &reasonError{prefix: "beamjoin: " + op + ": ",
-			reason: fmt.Sprintf("max age %v is finer than a millisecond, the precision of event time", c.maxAge)}}
-	}
-	return c, nil
-}
-
-// asof is the config in the as-of engine's terms.
-func (c config) asof() asof.Config {
-	r := asof.Rules{Outer: c.typ == LeftOuter, Strict: c.strict, MaxAge: -1, Retract: c.emit == EmitRetract, Horizon: c.horizon.Milliseconds()}
-	if c.set&setMaxAge != 0 {
-		r.MaxAge = c.maxAge.Milliseconds()
-	}
-	return asof.Config{Rules: r, Bounded: c.bounded, GatherBytes: c.gatherBytes, Shards: c.boundedShards}
 }

@@ -28,7 +28,7 @@ import (
 // A timer that a work item sets behind the watermark fires only with the
 // key's next work item, after that item's elements, so an element can
 // arrive before a timer the script's schedule (asofCase) took to have
-// fired. Lateness is a fact about the key's own timers (asofKey.late): an
+// fired. Lateness is a fact about the key's own timers (package asof's keyState.late): an
 // element is late iff it is before the key's cut, the latest firing time
 // of a timer that has fired for the key. The cut is kept here from the
 // firings the SDK's handling made, not read from the DoFn's state: a timer

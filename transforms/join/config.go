@@ -2,7 +2,9 @@ package join
 
 // This file holds how a transform's options become its config: which
 // transform takes which options, the defaults, and every check of the
-// options, made once, whether by the transform or by Route.Check.
+// options, made once, whether by the transform or by Route.Check; then
+// each engine's configuration, made of a config; and how Interval and
+// AsOf choose their path by their inputs (withInputs).
 
 import (
 	"errors"
@@ -10,8 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/asof"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/interval"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowed"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/windowing"
 )
 
@@ -29,10 +35,10 @@ type config struct {
 	window        *window.Fn
 	hotKeyBuckets int           // HotKeyBuckets's n, checked only
 	noCache       bool          // tests and benchmarks only: no bundle cache
-	cacheBytes    int64         // BundleCacheBytes (interval_cache.go); 0: the default
-	bounded       bool          // the bounded-input path (interval_bounded.go): Bounded, or bounded inputs
+	cacheBytes    int64         // BundleCacheBytes; 0: the default
+	bounded       bool          // the bounded-input path: Bounded, or bounded inputs
 	streaming     bool          // Streaming: the streaming path even on bounded inputs
-	inputsBounded bool          // both inputs are bounded (path_choice.go)
+	inputsBounded bool          // both inputs are bounded (withInputs)
 	bucketWidth   time.Duration // BoundedBucket; 0: the default
 	reportLate    bool          // ReportLate
 	trackFates    bool          // TrackFates
@@ -137,7 +143,7 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		o.apply(&c)
 	}
 	if c.inputsBounded && !c.streaming {
-		c.bounded = true // bounded inputs take the bounded path (path_choice.go)
+		c.bounded = true // bounded inputs take the bounded path (withInputs)
 	}
 	for _, n := range optionNames {
 		if c.set&n.bit != 0 && allowed&n.bit == 0 {
@@ -192,6 +198,32 @@ func intervalConfig(opts []Option) (config, error) {
 	}
 	if err := c.rules().Validate(); err != nil {
 		return c, &OptionError{Option: "AllowedLateness", Err: err}
+	}
+	return c, nil
+}
+
+// asofConfig is AsOf's config: Inner or LeftOuter, EmitFinal (the
+// default) or EmitRetract, and a max age that is a whole number of
+// milliseconds, not negative.
+func asofConfig(opts []Option) (config, error) {
+	const op = "join.AsOf"
+	c, err := newConfig(op, asofOptions, opts)
+	if err != nil {
+		return c, err
+	}
+	if c.set&setEmit == 0 {
+		c.emit = EmitFinal
+	}
+	switch {
+	case c.typ != Inner && c.typ != LeftOuter:
+		return c, fmt.Errorf("beamjoin: %s takes Inner or LeftOuter, not %v: every left element has at most one version, and a version is not an event to report", op, c.typ)
+	case c.emit != EmitFinal && c.emit != EmitRetract:
+		return c, fmt.Errorf("beamjoin: %s takes EmitFinal or EmitRetract, not %v", op, c.emit)
+	case c.maxAge < 0:
+		return c, &OptionError{Option: "MaxAge", Err: &reasonError{prefix: "beamjoin: " + op + ": ", reason: fmt.Sprintf("max age %v is negative", c.maxAge)}}
+	case c.maxAge%time.Millisecond != 0:
+		return c, &OptionError{Option: "MaxAge", Err: &reasonError{prefix: "beamjoin: " + op + ": ",
+			reason: fmt.Sprintf("max age %v is finer than a millisecond, the precision of event time", c.maxAge)}}
 	}
 	return c, nil
 }
@@ -287,4 +319,121 @@ func checkWindowFn(fn *window.Fn) error {
 		return fmt.Errorf("the period %v is greater than the size %v: an element between two windows would be in none", fn.Period, fn.Size)
 	}
 	return nil
+}
+
+// interval is the config in the interval engine's terms.
+func (c config) interval() interval.Config {
+	return interval.Config{
+		Rules: c.rules(), MaxBuffered: c.maxBuffered, CleanupEvery: c.cleanupMillis(), Horizon: c.horizon.Milliseconds(),
+		Split: c.split, SplitWidth: c.splitWidth.Milliseconds(), Bounded: c.bounded, BucketWidth: c.bucketWidth.Milliseconds(),
+		CacheBytes: c.cacheBytes, NoCache: c.noCache, NoAppendCleanup: c.noAppendCleanup, Fates: c.trackFates, UniqueLeft: c.uniqueLeft,
+		GatherBytes: c.gatherBytes, Shards: c.boundedShards,
+	}
+}
+
+// cleanupMillis is the interval join's CleanupEvery in milliseconds: the
+// option's, or the default derived from the bounds and the lateness.
+func (c config) cleanupMillis() int64 {
+	if c.set&setCleanupEvery != 0 {
+		return c.cleanupEvery.Milliseconds()
+	}
+	lo, hi := c.bounds.Millis()
+	return max((max(hi, 0)+max(-lo, 0)+2*c.lateness.Milliseconds())/4, 1)
+}
+
+// asof is the config in the as-of engine's terms.
+func (c config) asof() asof.Config {
+	r := asof.Rules{Outer: c.typ == LeftOuter, Strict: c.strict, MaxAge: -1, Retract: c.emit == EmitRetract, Horizon: c.horizon.Milliseconds()}
+	if c.set&setMaxAge != 0 {
+		r.MaxAge = c.maxAge.Milliseconds()
+	}
+	return asof.Config{Rules: r, Bounded: c.bounded, GatherBytes: c.gatherBytes, Shards: c.boundedShards}
+}
+
+// windowed is the config in the windowed engine's terms, for a window join
+// (join) or a cogroup.
+func (c config) windowed(join bool) windowed.Config {
+	return windowed.Config{Window: c.window, Lateness: c.lateness, LatenessSet: c.set&setLateness != 0,
+		Join: join, Type: c.typ.core(), Fates: c.trackFates}
+}
+
+// Route names one of the package's transforms, for checking options
+// before a pipeline is built and for naming a route in text (flags,
+// JSON).
+type Route uint8
+
+// The routes.
+const (
+	RouteInterval Route = iota
+	RouteWindow
+	RouteCoGroup
+	RouteAsOf
+)
+
+var routeWords = words{what: "route", kind: "Route", names: []string{
+	RouteInterval: "interval", RouteWindow: "window", RouteCoGroup: "cogroup", RouteAsOf: "asof",
+}}
+
+// String returns "interval", "window", "cogroup" or "asof".
+func (r Route) String() string { return routeWords.name(uint8(r)) }
+
+// MarshalText returns the route's String form; an unknown route is an
+// error.
+func (r Route) MarshalText() ([]byte, error) { return routeWords.marshal(uint8(r)) }
+
+// UnmarshalText reads a route from its String form.
+func (r *Route) UnmarshalText(text []byte) error { return routeWords.unmarshal(text, (*uint8)(r)) }
+
+// Check reports what the route's Try function would reject in opts,
+// without building anything, so that a program can validate settings of
+// its own (a command's flags) before it builds a pipeline. Only the inputs
+// are left to check. It judges the options as for unbounded inputs: the
+// combinations that only the bounded path takes (UniqueLeft or SplitKeys
+// with MaxBufferedPerKey) pass only with Bounded, though Interval takes
+// them on bounded inputs, which choose that path by themselves.
+//
+//	err := join.RouteInterval.Check(join.Between(10*time.Minute, 5*time.Minute))
+//	// beamjoin: join.Interval: lower bound 10m0s is greater than upper bound 5m0s
+func (r Route) Check(opts ...Option) error {
+	switch r {
+	case RouteInterval:
+		_, err := intervalConfig(opts)
+		return err
+	case RouteWindow:
+		_, err := windowedConfig("join.Window", windowOptions, opts)
+		return err
+	case RouteCoGroup:
+		_, err := windowedConfig("join.CoGroup", coGroupOptions, opts)
+		return err
+	case RouteAsOf:
+		_, err := asofConfig(opts)
+		return err
+	}
+	_, err := r.MarshalText()
+	return err
+}
+
+// inputsBounded is the option TryInterval and TryAsOf add when both of
+// their inputs are bounded: the bounded path, unless Streaming is given.
+func inputsBounded() Option {
+	return optionFunc(func(c *config) { c.inputsBounded = true })
+}
+
+// withInputs is opts with inputsBounded added when left and right are
+// both bounded PCollections.
+func withInputs(opts []Option, left, right beam.PCollection) []Option {
+	if !isBounded(left) || !isBounded(right) {
+		return opts
+	}
+	return append(opts[:len(opts):len(opts)], inputsBounded())
+}
+
+// isBounded reports whether p is a bounded PCollection. beam.PCollection
+// does not export its graph node's Bounded method in the Go SDK v2.77, but
+// its String is the node's, "{id: type/coder windowing}" with
+// ":unbounded" before the closing brace when the node is unbounded
+// (graph.Node.String). A windowing strategy whose own text ended so would
+// be taken for unbounded: the streaming path, which joins any input.
+func isBounded(p beam.PCollection) bool {
+	return p.IsValid() && !strings.HasSuffix(p.String(), ":unbounded}")
 }

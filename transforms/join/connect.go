@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 )
 
@@ -110,44 +109,4 @@ func (f *tagFn) ProcessElement(k beam.X, v beam.Y) (beam.X, beam.Z) {
 	out.Field(f.side).Set(reflect.ValueOf(f.Side))
 	setPointer(out.Field(f.value), v)
 	return k, out.Interface()
-}
-
-// checkInputs reports why left and right are not a PCollection<KV<K,L>> and
-// a PCollection<KV<K,R>>, or why K cannot be a key (checkKeyType). The
-// type arguments are checked against the PCollections because the DoFns
-// build their output types from the former and receive values of the
-// latter: a mismatch would otherwise surface as a reflection panic on a
-// worker.
-func checkInputs[K, L, R any](op string, left, right beam.PCollection) error {
-	cols := [2]beam.PCollection{Left: left, Right: right}
-	var keys, values [2]reflect.Type
-	for side, col := range cols {
-		name := Side(side).String()
-		if !col.IsValid() {
-			return fmt.Errorf("beamjoin: %s: the %s input is not a valid PCollection", op, name)
-		}
-		if !typex.IsKV(col.Type()) {
-			return fmt.Errorf("beamjoin: %s: the %s input is a PCollection<%v>, want a PCollection<KV<key, value>>", op, name, col.Type())
-		}
-		k, v := beam.ValidateKVType(col)
-		keys[side], values[side] = k.Type(), v.Type()
-	}
-	if keys[Left] != keys[Right] {
-		return fmt.Errorf("beamjoin: %s: the left key type %v differs from the right key type %v", op, keys[Left], keys[Right])
-	}
-	want := []struct {
-		param      string
-		arg, input reflect.Type
-		what       string
-	}{
-		{"K", reflect.TypeFor[K](), keys[Left], "the inputs' key type"},
-		{"L", reflect.TypeFor[L](), values[Left], "the left value type"},
-		{"R", reflect.TypeFor[R](), values[Right], "the right value type"},
-	}
-	for _, w := range want {
-		if w.arg != w.input {
-			return fmt.Errorf("beamjoin: %s: type argument %s is %v, but %s is %v", op, w.param, w.arg, w.what, w.input)
-		}
-	}
-	return checkKeyType(op, keys[Left])
 }

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/panes"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/windowed"
 )
@@ -276,4 +279,85 @@ func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r raw.FateRecord,
 	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
 	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))
 	emit(v.Interface())
+}
+
+// sideValues decodes the values of the two inputs of a window join or a
+// cogroup, each with its input's coder: the DoFns that make their records
+// embed it.
+type sideValues struct {
+	Left, Right coders.Element
+}
+
+func (c *sideValues) setup() error {
+	if err := c.Left.Setup(); err != nil {
+		return err
+	}
+	return c.Right.Setup()
+}
+
+// joinValue is a decoded value, its event time, and whether it is new in
+// its pane.
+type joinValue struct {
+	v     any
+	time  time.Time
+	isNew bool
+}
+
+// decode decodes b, a value of side s of the route named op.
+func (c *sideValues) decode(op string, s Side, b []byte) (any, error) {
+	coder := &c.Left
+	if s == Right {
+		coder = &c.Right
+	}
+	v, err := coder.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("beamjoin: %s: decoding a %s value: %w", op, s, err)
+	}
+	return v, nil
+}
+
+// unstampAll appends to vs the values that next yields, stamped values of
+// side s (see windowed.Unstamp), decoded, all new.
+func (c *sideValues) unstampAll(op string, s Side, next func(*[]byte) bool, vs []joinValue) ([]joinValue, error) {
+	var stamped []byte
+	for next(&stamped) {
+		ms, value, ok := windowed.Unstamp(stamped)
+		if !ok {
+			return vs, fmt.Errorf("beamjoin: %s: a grouped %s value of %d bytes does not start with its time", op, s, len(stamped))
+		}
+		v, err := c.decode(op, s, value)
+		if err != nil {
+			return vs, err
+		}
+		vs = append(vs, joinValue{v: v, time: time.UnixMilli(ms).UTC(), isNew: true})
+	}
+	return vs, nil
+}
+
+// decodePane decodes the values of a pane of the late-counting path, by
+// side, each marked new or not as the pane says.
+func (c *sideValues) decodePane(op string, p windowed.PaneRecord) ([2][]joinValue, error) {
+	var sides [2][]joinValue
+	entries, isNew, err := panes.DecodePane(p.Entries)
+	if err != nil {
+		return sides, err
+	}
+	for i, e := range entries {
+		v, err := c.decode(op, sideOf(e.Side), e.Value)
+		if err != nil {
+			return sides, err
+		}
+		sides[e.Side] = append(sides[e.Side], joinValue{v: v, time: time.UnixMilli(e.Time).UTC(), isNew: isNew[i]})
+	}
+	return sides, nil
+}
+
+// windowBounds are w's bounds, [start, end): an interval window's own, or,
+// for the global window, Beam's minimum timestamp and just past the end of
+// the global window, as the late-counting path writes them.
+func windowBounds(w beam.Window) (start, end time.Time) {
+	if iw, ok := w.(window.IntervalWindow); ok {
+		return iw.Start.ToTime().UTC(), iw.End.ToTime().UTC()
+	}
+	return mtime.MinTimestamp.ToTime().UTC(), mtime.EndOfGlobalWindowTime.ToTime().Add(time.Millisecond).UTC()
 }

@@ -1,9 +1,14 @@
 package join
 
-// This file holds Window, the window join, and its record type.
+// This file holds Window, the window join, and its record types; and what
+// Window and CoGroup share: the composite that chooses their path (the
+// grouped path on Beam's CoGroupByKey, or the late-counting path, both in
+// package internal/windowed) and turns the engine's output into the
+// author's records, late elements and fates.
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"time"
 
@@ -289,4 +294,141 @@ func (f *windowPaneFn) ProcessElement(ctx context.Context, et beam.EventTime, k 
 	}
 	f.emit(ctx, et, k, sides, time.UnixMilli(p.Start).UTC(), time.UnixMilli(p.End).UTC(), emit)
 	return nil
+}
+
+// WindowLateElement is an element that Window or CoGroup judged late for
+// one of its windows: it arrived after the window had expired (its end
+// plus the allowed lateness had passed), so it is in no pane of that
+// window. Exactly one of Left and Right is set, the one named by Side;
+// Time is its event time, also its element timestamp. WindowStart and
+// WindowEnd are the window it missed, [WindowStart, WindowEnd); with
+// sliding windows an element can miss some of its windows and still be in
+// the others.
+type WindowLateElement[K, L, R any] struct {
+	Side        Side
+	Key         K
+	Time        time.Time
+	Left        *L
+	Right       *R
+	WindowStart time.Time
+	WindowEnd   time.Time
+}
+
+// windowedRoute is what Window and CoGroup each bring to the composite
+// they share, buildWindowedRoute: their name, options and record type, and
+// the DoFns that make their records on each path.
+type windowedRoute struct {
+	op      string
+	allowed setMask
+	records reflect.Type // WindowResult[K,L,R] or Group[K,L,R]
+	join    bool         // a window join, whose elements' fates are matched, unmatched or expired
+	// stamp makes the grouped path carry each value with its event time
+	// (stampFn), which WindowResult reports and Group does not.
+	stamp bool
+	// grouped is the DoFn that makes the records of one CoGroupByKey
+	// group, emitting the universal type groupedVar; panes the DoFn that
+	// makes the records of the late-counting path's panes, emitting
+	// panesVar.
+	grouped              func(cfg config, values sideValues) any
+	panes                func(cfg config, values sideValues) any
+	groupedVar, panesVar reflect.Type
+}
+
+// buildWindowedRoute adds Window or CoGroup (route) to the pipeline. By
+// default it groups with Beam's CoGroupByKey, in the windows, triggers and
+// allowed lateness of the inputs as the runner applies them; with
+// ReportLate or TrackFates it runs the late-counting stateful DoFn
+// (package internal/windowed) instead.
+func buildWindowedRoute[K, L, R any](s beam.Scope, route windowedRoute, opts []Option, left, right beam.PCollection) (Outputs, error) {
+	cfg, err := windowedConfig(route.op, route.allowed, opts)
+	if err != nil {
+		return Outputs{}, err
+	}
+	if err := checkInputs[K, L, R](route.op, left, right); err != nil {
+		return Outputs{}, err
+	}
+	s = s.Scope(route.op)
+	late, fate := reflect.TypeFor[WindowLateElement[K, L, R]](), reflect.TypeFor[Fate[K]]()
+	if err := checkRegistered[K, L, R](route.op, cfg.windowedTypes(route.records, late, fate)...); err != nil {
+		return Outputs{}, err
+	}
+	if !cfg.lateCounting() {
+		records, err := groupedRecords(s, route, cfg, left, right)
+		return Outputs{Records: records}, err
+	}
+	step, err := windowed.Build(s, route.op, cfg.windowed(route.join), left, right)
+	if err != nil {
+		return Outputs{}, err
+	}
+	var outs Outputs
+	values := sideValues{Left: step.Coders[Left], Right: step.Coders[Right]}
+	if outs.Records, err = step.Records(s.Scope("records"), route.panes(cfg, values), route.records, route.panesVar); err != nil {
+		return Outputs{}, err
+	}
+	return windowedExtras[K, L, R](s, route.op, step, cfg, outs)
+}
+
+// mustBuild returns out, or panics with err: Window and CoGroup are their
+// Try variants that panic on misuse.
+func mustBuild(out Outputs, err error) Outputs {
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// lateCounting reports whether Window or CoGroup runs the late-counting
+// path: ReportLate or TrackFates asks for what only it can see.
+func (c config) lateCounting() bool { return c.reportLate || c.trackFates }
+
+// groupedRecords is the default path of Window and CoGroup: both inputs
+// windowed as the caller or the options say, grouped by Beam's
+// CoGroupByKey, and each group turned into records by route.grouped.
+func groupedRecords(s beam.Scope, route windowedRoute, cfg config, left, right beam.PCollection) (beam.PCollection, error) {
+	grouped, values, err := windowed.Group(s, route.op, cfg.windowed(route.join), left, right, route.stamp)
+	if err != nil {
+		return beam.PCollection{}, err
+	}
+	records, err := beam.TryParDo(s.Scope("records"), route.grouped(cfg, sideValues{Left: values[Left], Right: values[Right]}), grouped,
+		beam.TypeDefinition{Var: route.groupedVar, T: route.records})
+	if err != nil {
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", route.op, err)
+	}
+	return records[0], nil
+}
+
+// windowedTypes are the generic types a window join or cogroup whose
+// records are of type records emits, given the late and fate types: the
+// records, and the late elements and fates if asked for.
+func (c config) windowedTypes(records, late, fate reflect.Type) []reflect.Type {
+	types := []reflect.Type{records}
+	if c.reportLate {
+		types = append(types, late)
+	}
+	if c.trackFates {
+		types = append(types, fate)
+	}
+	return types
+}
+
+// windowedExtras adds to outs the outputs that ReportLate and TrackFates
+// ask for: the late output decoded into WindowLateElement[K,L,R], and the
+// fate output into Fate[K].
+func windowedExtras[K, L, R any](s beam.Scope, op string, step *windowed.Step, cfg config, outs Outputs) (Outputs, error) {
+	if cfg.reportLate {
+		t := reflect.TypeFor[WindowLateElement[K, L, R]]()
+		late, err := beam.TryParDo(s.Scope("late"), &missedFn{Out: beam.EncodedType{T: t}, Left: step.Coders[Left], Right: step.Coders[Right]}, step.Late,
+			beam.TypeDefinition{Var: beam.YType, T: t})
+		if err != nil {
+			return Outputs{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+		}
+		outs.Late = late[0]
+	}
+	if cfg.trackFates {
+		var err error
+		if outs.Fates, err = decodeFates(s, op, step.Fates, reflect.TypeFor[Fate[K]]()); err != nil {
+			return Outputs{}, err
+		}
+	}
+	return outs, nil
 }

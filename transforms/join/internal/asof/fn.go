@@ -1,8 +1,8 @@
 package asof
 
 // This file holds the as-of join's stateful DoFn: per key, it reads the
-// key's state (asof_state.go), lets the rules (asof_rule.go) decide, emits
-// what they say, and writes the state back and moves the key's one timer.
+// key's state (state.go), lets the rules (rules.go) decide, emits what
+// they say, and writes the state back and moves the key's one timer.
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func init() {
 		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&asofFn{})
 }
 
-// asofCounters are the as-of join's own metrics, beside the counters it
+// counters are the as-of join's own metrics, beside the counters it
 // shares with Interval (elements in, late, pairs and unmatched out,
 // retractions, stale firings).
 var counters = struct {
@@ -170,7 +170,7 @@ func (f *asofFn) emitRetraction(ctx context.Context, key beam.X, c change, emit 
 	}
 }
 
-// asofRecord is the record of kind (raw.Pair, or raw.Retract to withdraw
+// recordOf is the record of kind (raw.Pair, or raw.Retract to withdraw
 // one) for left element l: with version v if matched, else l alone, which
 // only LeftOuter reports (ok false otherwise), as raw.Unmatched (or
 // raw.Retract).

@@ -1,12 +1,12 @@
 package asof
 
 // This file holds the as-of join's rules in plain Go, with no Beam in
-// them: which version a left element joins (asofRules.match, with the tie
-// rule in supersedes), what one key keeps (asofKey) and how a timer firing
-// finalizes left elements and drops versions no on-time element can need
-// (asofKey.Fire), and where the key's one timer goes (asofRules.timer).
-// The streaming DoFn (asof_fn.go) and the bounded sweep (asof_bounded.go)
-// only move data between Beam and these functions.
+// them: which version a left element joins (Rules.match, with the tie
+// rule in supersedes), what one key keeps (keyState) and how a timer
+// firing finalizes left elements and drops versions no on-time element
+// can need (keyState.fire), and where the key's one timer goes
+// (Rules.timer). The streaming DoFn (fn.go) and the bounded sweep
+// (bounded.go) only move data between Beam and these functions.
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 	"slices"
 )
 
-// asofNoProgress is the progress of a key on which no timer has fired.
+// noProgress is the progress of a key on which no timer has fired.
 const noProgress = math.MinInt64
 
-// asofRules are the as-of join's options in the core's terms.
+// Rules are the as-of join's options in the core's terms.
 type Rules struct {
 	// Outer: a left element with no valid version gives an unmatched
 	// record (LeftOuter); else it gives nothing (Inner).
@@ -37,7 +37,7 @@ type Rules struct {
 	Horizon int64
 }
 
-// asofEntry is an element of either side as the core keeps it: its event
+// entry is an element of either side as the core keeps it: its event
 // time in milliseconds and its encoded value.
 type entry struct {
 	Time  int64
@@ -78,7 +78,7 @@ func (r Rules) match(vs []entry, t int64) (entry, bool) {
 	return best, found
 }
 
-// asofKey is what one key keeps: its progress (a timer for that time has
+// keyState is what one key keeps: its progress (a timer for that time has
 // fired, so elements before it are late), its versions, at most one per
 // time and sorted by time, and its left elements that are not final yet.
 //
@@ -99,7 +99,7 @@ func newKeyState() *keyState { return &keyState{Progress: noProgress} }
 // element whose record is final.
 func (k *keyState) late(t int64) bool { return t < k.Progress }
 
-// asofChange is a pending left element whose match a new version changed
+// change is a pending left element whose match a new version changed
 // (EmitRetract): its earlier record (Old, or unmatched if !HadOld) is to
 // be retracted and New's pair emitted.
 type change struct {
@@ -144,7 +144,7 @@ func (k *keyState) addVersion(r Rules, v entry) (kept bool, changes []change) {
 	return true, changes
 }
 
-// asofFinal is a left element made final, with its match if it has one.
+// finalLeft is a left element made final, with its match if it has one.
 type finalLeft struct {
 	Left    entry
 	Version entry
@@ -199,7 +199,7 @@ func compareEntries(a, b entry) int {
 
 // forgettable reports whether the key holds nothing but its progress: no
 // version and no pending left element. Such a key is forgotten Horizon
-// after its progress (see asofRules.timer).
+// after its progress (see Rules.timer).
 func (k *keyState) forgettable() bool {
 	return len(k.Versions) == 0 && len(k.Pending) == 0 && k.Progress != noProgress
 }

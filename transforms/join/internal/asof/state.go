@@ -17,11 +17,11 @@ const (
 	recLeft
 )
 
-// asofStateVersion is the format version written at the start of every
+// stateVersion is the format version written at the start of every
 // chunk, so that a later format can tell old state apart.
 const stateVersion byte = 1
 
-// appendAsofRecord appends one record to a chunk (which starts with the
+// appendRecord appends one record to a chunk (which starts with the
 // format version).
 func appendRecord(chunk []byte, kind byte, e entry) []byte {
 	if len(chunk) == 0 {
@@ -36,7 +36,7 @@ func appendRecord(chunk []byte, kind byte, e entry) []byte {
 	return chunk
 }
 
-// encodeAsofKey writes the whole key as one chunk.
+// encodeKey writes the whole key as one chunk.
 func encodeKey(k *keyState) []byte {
 	chunk := appendRecord(nil, recProgress, entry{Time: k.Progress})
 	for _, v := range k.Versions {
@@ -48,7 +48,7 @@ func encodeKey(k *keyState) []byte {
 	return chunk
 }
 
-// decodeAsofKey rebuilds a key from its bag's chunks, in the order they
+// decodeKey rebuilds a key from its bag's chunks, in the order they
 // were appended. Versions go through addVersion, so that of two at one
 // time the one that supersedes the other is kept, whatever the order.
 func decodeKey(r Rules, chunks [][]byte) (*keyState, error) {

@@ -2,9 +2,9 @@ package interval
 
 // This file holds the interval join's bounded-input path (the Bounded
 // option): each element is placed in the time buckets of its key that it
-// belongs to or that need it (bucketing), each bundle's placements are
-// gathered by group, each group (a key and a bucket) is collected in
-// state until the input is done (boundedGroups, eventtime_bounded.go),
+// belongs to or that need it (bounded.Buckets), each bundle's placements
+// are gathered by group, each group (a key and a bucket) is collected in
+// state until the input is done (package bounded),
 // then sorted by event time and swept through the matching core in one
 // timer firing. The sweep replays the streaming path's own steps
 // (arrival, cleanup timer, eviction) on the sorted elements and emits
@@ -115,7 +115,7 @@ func decodeGroupKey(c coders.Element, g []byte) (int64, beam.X, error) {
 
 // sweepFn joins the groups of one runner key, a bucket of a shard of the
 // keys, once the input is done: it collects each gathered element in
-// state (boundedGroups), and the firing that releases them sorts and
+// state (bounded.Groups), and the firing that releases them sorts and
 // sweeps each key's values, its group: the bucket's own and the context
 // it needs.
 type sweepFn struct {
@@ -125,7 +125,7 @@ type sweepFn struct {
 	Buckets      bounded.Buckets
 	Key          coders.Element
 	Fates        bool // TrackFates
-	// Groups and Release collect the groups' values (boundedGroups).
+	// Groups and Release collect the groups' values (bounded.Groups).
 	Groups  state.Bag[[]byte]
 	Release timers.EventTime
 }
@@ -242,7 +242,7 @@ func (sw sweeper) sweep(entries []match.Entry[[]byte], out *sweepOutput) {
 // the streaming path counts, to report once per key.
 type sweepOutput struct {
 	// owns reports whether the group owns an element at a time: only what
-	// it owns is emitted and counted (see bucketing). Nil owns everything.
+	// it owns is emitted and counted (see bounded.Buckets). Nil owns everything.
 	owns       func(t int64) bool
 	record     func(ts int64, r raw.Record)
 	late       func(e match.Entry[[]byte])

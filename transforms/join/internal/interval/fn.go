@@ -1,11 +1,10 @@
 package interval
 
-// This file holds the interval join's DoFns: encodeFn, which tags and
-// encodes each side's values, and the stateful DoFn of the default layout,
+// This file holds the stateful DoFn of the interval join's default layout,
 // whose logic is the joiner's process (an arriving element) and cleanup
-// (a timer firing); the split layout's are in interval_split_fn.go. The
-// joiner only moves data between state, the timer and the matching core,
-// which decides everything.
+// (a timer firing); the split layout's are in split_fn.go. The joiner
+// only moves data between state, the timer and the matching core, which
+// decides everything.
 
 import (
 	"context"
@@ -67,7 +66,7 @@ func (f *intervalFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTi
 // joiner is the interval join's logic in the default layout: its exported
 // fields are the join's configuration, the rest is the
 // instance's cache of the keys seen in the current bundle. State access
-// goes through interval_state.go.
+// goes through state.go.
 type joiner struct {
 	Rules        match.Rules
 	MaxBuffered  int
@@ -89,7 +88,7 @@ type joiner struct {
 	// hold nothing and emit nothing when elements expire (appendable).
 	AppendCleanup bool
 	// Fates makes the join emit each element's fate among its records
-	// (TrackFates; fate.go).
+	// (TrackFates; fates.go).
 	Fates bool
 	// UniqueLeft: a key has at most one left element (UniqueLeft), so
 	// a right element that arrives while it is buffered is not.

@@ -29,7 +29,7 @@ import (
 )
 
 // harness runs an interval join's DoFn over string keys and values, one
-// memState and memTimers per key, and collects what it emits as strings.
+// statetest.State and statetest.Timers per key, and collects what it emits as strings.
 // In the split layout (newSplitHarness) it runs both stages, a runner key
 // each: "k:" and the key for the first, "b:" and the group key for a
 // bucket; the first stage's pieces reach their buckets at once, in the

@@ -1,11 +1,11 @@
 package interval
 
 // What one hot key costs in state, measured over the in-memory backend of
-// interval_harness_test.go rather than a runner (Prism's own counters are
-// not exact): the bytes of state read and written per element, the state
+// harness_test.go rather than a runner (Prism's own counters are not
+// exact): the bytes of state read and written per element, the state
 // calls per element, and the largest value one call writes, as the key's
-// buffer grows at a fixed density. BenchmarkHotKey (pipeline_bench_test.go)
-// gives the wall time of the same input on Prism.
+// buffer grows at a fixed density. BenchmarkHotKey (package join's
+// pipeline_bench_test.go) gives the wall time of the same input on Prism.
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 )
 
-// hotKeyInput is the hot key benchmarks' input (pipeline_bench_test.go's
-// hotKey): one key, a left element every 20 ms of event time and a right
+// hotKeyInput is the hot key benchmarks' input (package join's
+// pipeline_bench_test.go's hotKey): one key, a left element every 20 ms of event time and a right
 // one 5 ms after it, bounds ±10 ms, so that each element has one partner;
 // the allowed lateness makes the key buffer about buffered elements.
 type hotKeyInput struct {

@@ -2,7 +2,7 @@ package interval
 
 // This file holds the interval join's split layout (SplitKeys): how a key's
 // elements are spread over time buckets, each a runner key of its own, and
-// the composite that wires its two stateful stages (interval_split_fn.go).
+// the composite that wires its two stateful stages (split_fn.go).
 // docs/design/interval.md gives its rules and costs.
 
 import (

@@ -2,7 +2,7 @@ package interval
 
 // This file holds how the interval join keeps a key's buffer in Beam state
 // in its default layout (one bag per key) and what a DoFn instance knows of
-// a key's state; the split layout (SplitKeys) is in interval_split*.go.
+// a key's state; the split layout (SplitKeys) is in split*.go.
 
 import (
 	"container/list"
