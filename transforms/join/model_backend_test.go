@@ -96,6 +96,18 @@ type splitFns struct {
 	}
 }
 
+// StartBundle starts a bundle on both stages.
+func (sf *splitFns) StartBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
+	sf.spread.StartBundle(nil)
+	sf.bucket.StartBundle(emit, emitLate)
+}
+
+// FinishBundle finishes the bundle on both stages.
+func (sf *splitFns) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
+	sf.spread.FinishBundle(nil)
+	sf.bucket.FinishBundle(emit, emitLate)
+}
+
 // ModelInstance is one instance of the interval join's stateful DoFn, of
 // a join over string keys and values, in a ModelProcess.
 type ModelInstance struct {
@@ -147,24 +159,32 @@ func (p *ModelProcess) NewAsOfInstance(opts ...Option) (*ModelInstance, error) {
 
 // StartBundle starts a bundle on the instance.
 func (in *ModelInstance) StartBundle() {
-	switch {
-	case in.split != nil:
-		in.split.spread.StartBundle(nil)
-		in.split.bucket.StartBundle(in.emit, in.emitLate)
-	case in.fn != nil:
-		in.fn.StartBundle(in.emit, in.emitLate)
+	if b := in.bundler(); b != nil {
+		b.StartBundle(in.emit, in.emitLate)
 	}
 }
 
 // FinishBundle finishes the instance's bundle.
 func (in *ModelInstance) FinishBundle() {
+	if b := in.bundler(); b != nil {
+		b.FinishBundle(in.emit, in.emitLate)
+	}
+}
+
+// bundler starts and finishes the bundles of the interval join's DoFns:
+// the default layout's, or both of the split layout's; nil for an as-of
+// join's.
+func (in *ModelInstance) bundler() interface {
+	StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+} {
 	switch {
 	case in.split != nil:
-		in.split.spread.FinishBundle(nil)
-		in.split.bucket.FinishBundle(in.emit, in.emitLate)
+		return in.split
 	case in.fn != nil:
-		in.fn.FinishBundle(in.emit, in.emitLate)
+		return in.fn
 	}
+	return nil
 }
 
 // CacheBytes is what the instance's bundle caches hold now, by their own

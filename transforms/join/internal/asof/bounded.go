@@ -9,7 +9,6 @@ package asof
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -52,18 +51,9 @@ func (f *asofSweepFn) ProcessElement(_ context.Context, et beam.EventTime, sp st
 
 func (f *asofSweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, _ []byte, tc timers.Context,
 	emit func(beam.EventTime, beam.X, raw.Record), _ func(beam.EventTime, beam.X, raw.Encoded)) error {
-	byKey, ok, err := bounded.GroupsOf(&f.Groups, &f.Release).Release("join.AsOf", sp, tc.Tag)
-	if !ok || err != nil {
-		return err
-	}
-	for _, k := range bounded.SortedKeys(byKey) {
-		key, err := f.Key.Decode([]byte(k))
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.AsOf: bounded path: decoding a key: %w", err)
-		}
-		f.join(ctx, key, byKey[k], emit)
-	}
-	return nil
+	return bounded.GroupsOf(&f.Groups, &f.Release).Each("join.AsOf", sp, tc.Tag, &f.Key, func(key beam.X, entries []match.Entry[[]byte]) {
+		f.join(ctx, key, entries, emit)
+	})
 }
 
 // join joins a key's entries and emits the records.

@@ -15,22 +15,16 @@ import (
 // The interval join's and the window join's DoFns are checked alike in
 // their packages.
 func TestTimerHoldsNotAfterFiring(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T)
-	}{
-		{"asof", func(t *testing.T) {
+	t.Run("asof", func(t *testing.T) {
+		err := statetest.HoldError(func() {
 			h := newAsofHarness(t, leftOuter)
 			h.element(match.Right, 10, "k", "v10")
 			h.element(match.Right, 20, "k", "v20") // v10 is needed until 21
 			h.element(match.Left, 100, "k", "l100")
 			h.advance(1 << 40)
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := statetest.HoldError(func() { tc.run(t) }); err != nil {
-				t.Error(err)
-			}
 		})
-	}
+		if err != nil {
+			t.Error(err)
+		}
+	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
@@ -143,11 +144,30 @@ func (b Groups) Add(op string, sp state.Provider, tp timers.Provider, hold beam.
 	return nil
 }
 
-// Release is a firing of the timer tagged tag: the runner key's values by
+// Each is a firing of the timer tagged tag: if it releases the runner
+// key's values (release), it calls sweep with each join key, decoded with
+// key, and its values, in the keys' order, so that a firing emits its
+// records in the same order on every worker. op names the join in errors.
+func (b Groups) Each(op string, sp state.Provider, tag string, key *coders.Element, sweep func(key beam.X, entries []match.Entry[[]byte])) error {
+	byKey, ok, err := b.release(op, sp, tag)
+	if !ok || err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		kv, err := key.Decode([]byte(k))
+		if err != nil {
+			return fmt.Errorf("beamjoin: %s: bounded path: decoding a key: %w", op, err)
+		}
+		sweep(kv, byKey[k])
+	}
+	return nil
+}
+
+// release is a firing of the timer tagged tag: the runner key's values by
 // join key's encoding, and ok, if the firing's hold is at or before every
 // time the bag holds; the bag is then cleared. Otherwise nothing (see
 // Groups).
-func (b Groups) Release(op string, sp state.Provider, tag string) (byKey map[string][]match.Entry[[]byte], ok bool, err error) {
+func (b Groups) release(op string, sp state.Provider, tag string) (byKey map[string][]match.Entry[[]byte], ok bool, err error) {
 	hold, err := strconv.ParseInt(tag, 10, 64)
 	if err != nil {
 		return nil, false, fmt.Errorf("beamjoin: %s: a release timer tagged %q, not an event time", op, tag)
@@ -176,10 +196,4 @@ func (b Groups) Release(op string, sp state.Provider, tag string) (byKey map[str
 		return nil, false, fmt.Errorf("beamjoin: %s: clearing state: %w", op, err)
 	}
 	return byKey, true, nil
-}
-
-// SortedKeys is byKey's keys in order, so that a firing emits its
-// records in the same order on every worker.
-func SortedKeys(byKey map[string][]match.Entry[[]byte]) []string {
-	return slices.Sorted(maps.Keys(byKey))
 }

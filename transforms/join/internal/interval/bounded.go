@@ -140,22 +140,13 @@ func (f *sweepFn) ProcessElement(_ context.Context, et beam.EventTime, sp state.
 
 func (f *sweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, rk []byte, tc timers.Context,
 	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
-	byKey, ok, err := bounded.GroupsOf(&f.Groups, &f.Release).Release("join.Interval", sp, tc.Tag)
-	if !ok || err != nil {
-		return err
-	}
 	bucket, _, err := runnerkey.Split(rk)
 	if err != nil {
 		return err
 	}
-	for _, k := range bounded.SortedKeys(byKey) {
-		key, err := f.Key.Decode([]byte(k))
-		if err != nil {
-			return fmt.Errorf("beamjoin: join.Interval: bounded path: decoding a key: %w", err)
-		}
-		f.sweep(ctx, bucket, key, byKey[k], emit, emitLate)
-	}
-	return nil
+	return bounded.GroupsOf(&f.Groups, &f.Release).Each("join.Interval", sp, tc.Tag, &f.Key, func(key beam.X, entries []match.Entry[[]byte]) {
+		f.sweep(ctx, bucket, key, entries, emit, emitLate)
+	})
 }
 
 // sweep joins the values of one key's group in bucket and emits what the

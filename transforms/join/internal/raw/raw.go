@@ -91,15 +91,13 @@ const (
 	Retract
 )
 
+// kindNames are the kinds' names, join.Kind's.
+var kindNames = [...]string{Pair: "pair", Unmatched: "unmatched", Retract: "retract"}
+
 // String returns "pair", "unmatched" or "retract", as join.Kind does.
 func (k Kind) String() string {
-	switch k {
-	case Pair:
-		return "pair"
-	case Unmatched:
-		return "unmatched"
-	case Retract:
-		return "retract"
+	if int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }

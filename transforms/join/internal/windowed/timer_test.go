@@ -22,11 +22,8 @@ import (
 // given). The interval join's and the as-of join's DoFns are checked alike
 // in their packages.
 func TestTimerHoldsNotAfterFiring(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T)
-	}{
-		{"windowed", func(t *testing.T) {
+	t.Run("windowed", func(t *testing.T) {
+		err := statetest.HoldError(func() {
 			fn := &windowedFn{Rules: panes.Rules{Windowing: panes.Windowing{Kind: panes.Fixed, Size: 10_000}}, Join: true, Type: match.LeftOuter, Buffer: state.MakeBagState[[]byte]("buffer"), Fire: timers.InEventTime("fire")}
 			ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "window")
 			sp, tp := statetest.NewState(), statetest.Timers{}
@@ -49,12 +46,9 @@ func TestTimerHoldsNotAfterFiring(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := statetest.HoldError(func() { tc.run(t) }); err != nil {
-				t.Error(err)
-			}
 		})
-	}
+		if err != nil {
+			t.Error(err)
+		}
+	})
 }
