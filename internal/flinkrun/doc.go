@@ -14,6 +14,8 @@
 // test process can run LOOPBACK workers (in this process) and PROCESS
 // workers (the test binary started again by the Go SDK's boot loader, as
 // Flink starts workers in production) against the same job server.
+// A test's pipeline writes its output with WriteLines, and RunLines runs
+// it and returns the lines.
 //
 // What the job server is, which versions were tested and what Flink
 // decides differently from Prism: docs/runners.md.

@@ -2,7 +2,8 @@ package flinkrun
 
 // This file runs the Java programs that make bench-flink sets beside
 // beamjoin: Flink's own DataStream jobs and Beam Java's Nexmark, each in a
-// JVM of its own.
+// JVM of its own; and keeps what a JVM leaves for the benchmark's reader
+// (its flight recording, its log).
 
 import (
 	"bytes"
@@ -125,4 +126,17 @@ func DumpFlightRecording(pid int, file string) error {
 		return fmt.Errorf("flinkrun: jcmd %d JFR.dump: %w\n%s", pid, err, out)
 	}
 	return nil
+}
+
+// KeepLog writes a JVM's log (JobServer.Log, JavaResult.Output) to dir as
+// name.log, for a benchmark's -flink-log-dir: an empty dir keeps nothing.
+// A log that cannot be written fails tb, which runs on.
+func KeepLog(tb testing.TB, dir, name, log string) {
+	tb.Helper()
+	if dir == "" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".log"), []byte(log), 0o644); err != nil {
+		tb.Error(err)
+	}
 }

@@ -2,6 +2,7 @@ package flinkrun
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -82,4 +85,27 @@ func ReadLines(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Lines is ReadLines for a test: it fails t when it cannot read dir.
+func Lines(t testing.TB, dir string) []string {
+	t.Helper()
+	lines, err := ReadLines(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// RunLines runs p, which writes its lines to dir (WriteLines), on the job
+// server of o, and returns the lines, sorted. It gives the job ten
+// minutes, and fails t when the job fails.
+func RunLines(t testing.TB, p *beam.Pipeline, dir string, o Options) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := Execute(ctx, p, o); err != nil {
+		t.Fatalf("on Flink: %v", err)
+	}
+	return Lines(t, dir)
 }

@@ -41,16 +41,6 @@ var (
 	flinkLogDir     = flag.String("flink-log-dir", "", "BenchmarkFlinkQuery: write each JVM's log here")
 )
 
-// keepLog writes a JVM's log to -flink-log-dir, if set, as name.log.
-func keepLog(b *testing.B, name, log string) {
-	if *flinkLogDir == "" {
-		return
-	}
-	if err := os.WriteFile(filepath.Join(*flinkLogDir, name+".log"), []byte(log), 0o644); err != nil {
-		b.Error(err)
-	}
-}
-
 // javaQueries are Beam Java's names of the queries.
 var javaQueries = map[Query]string{Q3: "LOCAL_ITEM_SUGGESTION", Q8: "MONITOR_NEW_USERS", Q9: "WINNING_BIDS"}
 
@@ -147,7 +137,7 @@ func runGoOnFlink(b *testing.B, cp string, q Query, n int64) {
 	}
 	_, err = flinkrun.Execute(ctx, p, flinkrun.Options{Endpoint: js.Endpoint, Environment: flinkrun.Loopback, Parallelism: 2, Name: "nexmark-" + string(q)})
 	stop()
-	keepLog(b, string(q)+"-beamjoin", js.Log())
+	flinkrun.KeepLog(b, *flinkLogDir, string(q)+"-beamjoin", js.Log())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,7 +180,7 @@ func runJavaClassic(b *testing.B, cp string, q Query, n int64) {
 	defer cancel()
 	args := append(javaArgs(q, n), "--runner=FlinkRunner", "--flinkMaster=[local]")
 	res, err := flinkrun.RunJava(ctx, flinkrun.JavaRun{Classpath: cp, Main: "org.apache.beam.sdk.nexmark.Main", Args: args})
-	keepLog(b, string(q)+"-beam-java-classic", res.Output)
+	flinkrun.KeepLog(b, *flinkLogDir, string(q)+"-beam-java-classic", res.Output)
 	if err != nil {
 		b.Fatalf("%v\n%s", err, tail(res.Output))
 	}
@@ -235,8 +225,8 @@ func runJavaPortable(b *testing.B, cp string, q Query, n int64) {
 	flinkrun.ResetPeakRSS(js.Pid())
 	args := append(javaArgs(q, n), "--runner=PortableRunner", "--jobEndpoint="+js.Endpoint, "--defaultEnvironmentType=EMBEDDED")
 	res, err := flinkrun.RunJava(ctx, flinkrun.JavaRun{Classpath: cp, Main: "org.apache.beam.sdk.nexmark.Main", Args: args, HeapMB: 512})
-	keepLog(b, string(q)+"-beam-java-portable-client", res.Output)
-	keepLog(b, string(q)+"-beam-java-portable-jobserver", js.Log())
+	flinkrun.KeepLog(b, *flinkLogDir, string(q)+"-beam-java-portable-client", res.Output)
+	flinkrun.KeepLog(b, *flinkLogDir, string(q)+"-beam-java-portable-jobserver", js.Log())
 	if err != nil && strings.Contains(js.Log(), customWindow) {
 		b.Skipf("Beam Java's %s does not run on the portable Flink runner: its custom window type comes back from the SDK harness as bytes (%s)", javaQueries[q], customWindow)
 	}

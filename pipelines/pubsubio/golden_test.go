@@ -1,19 +1,13 @@
 package pubsubio
 
-// Golden state: the read's restriction (cursor) and watermark estimator
-// state (clock) as releases wrote them, kept in testdata/state/ so that
-// every later release is checked to read what a running job persisted
-// with an earlier one (across a Flink savepoint or a Dataflow update). A
-// file is frozen once committed; a format change adds a file, it never
-// rewrites one.
+// Golden state (internal/goldenstate): the read's restriction (cursor)
+// and watermark estimator state (clock) as releases wrote them, kept in
+// testdata/state/ so that every later release is checked to read what a
+// running job persisted with an earlier one (across a Flink savepoint or
+// a Dataflow update).
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/hex"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,16 +15,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/beamjoin/beamjoin/internal/goldenstate"
 	"github.com/beamjoin/beamjoin/pipelines/internal/skew"
 )
-
-var writeGolden = flag.String("write-golden", "", "write the golden state of today's encoders to testdata/state/`NAME`.hex (a new file only)")
-
-// goldenValue is one encoded value of a golden file.
-type goldenValue struct {
-	Kind, Name string // Kind: "cursor" or "clock"
-	Bytes      []byte
-}
 
 // goldenCursors and goldenClocks are the values of the golden files of
 // version 1 and later, in the shapes a read makes: an initial cursor, a
@@ -60,16 +47,34 @@ var goldenClocks = []struct {
 		Awaited: []awaited{{ID: "17", Time: 1714554001002, Since: 600_000}, {ID: "18", Time: -5, Since: 0}}}},
 }
 
-// encodeGolden is the golden state as today's encoders write it.
-func encodeGolden() []goldenValue {
-	var out []goldenValue
+// goldenFile is the golden state as today's encoders write it: each
+// value a record of one chunk.
+func goldenFile() goldenstate.File {
+	f := goldenstate.File{Header: []string{
+		"Pub/Sub read state (package pubsubio): the restriction (cursor) and the",
+		"watermark estimator state (clock), one value per line in hex.",
+	}}
 	for _, c := range goldenCursors {
-		out = append(out, goldenValue{"cursor", c.Name, encodeCursor(c.C)})
+		f.Records = append(f.Records, goldenstate.Record{Kind: "cursor", Name: c.Name, Chunks: [][]byte{encodeCursor(c.C)}})
 	}
 	for _, c := range goldenClocks {
-		out = append(out, goldenValue{"clock", c.Name, encodeClock(c.C)})
+		f.Records = append(f.Records, goldenstate.Record{Kind: "clock", Name: c.Name, Chunks: [][]byte{encodeClock(c.C)}})
 	}
-	return out
+	return f
+}
+
+// decodeGolden decodes a golden value as the runner hands it to a reader.
+func decodeGolden(r goldenstate.Record) (any, error) {
+	if len(r.Chunks) != 1 {
+		return nil, fmt.Errorf("%d values, want 1", len(r.Chunks))
+	}
+	switch r.Kind {
+	case "cursor":
+		return decodeCursor(r.Chunks[0])
+	case "clock":
+		return decodeClock(r.Chunks[0])
+	}
+	return nil, fmt.Errorf("not a cursor or a clock")
 }
 
 // goldenWant is what every value of a golden file decodes to, by file,
@@ -102,62 +107,9 @@ var goldenWant = map[string]map[string]any{
 	},
 }
 
-// formatGolden writes values as text: a "KIND NAME" line, then the value
-// in hex.
-func formatGolden(values []goldenValue) []byte {
-	var b bytes.Buffer
-	b.WriteString("# Pub/Sub read state (package pubsubio): the restriction (cursor) and the\n")
-	b.WriteString("# watermark estimator state (clock), one value per line in hex.\n")
-	b.WriteString("# Frozen: a later release must decode it as golden_test.go says.\n")
-	for _, v := range values {
-		fmt.Fprintf(&b, "%s %s\n%x\n", v.Kind, v.Name, v.Bytes)
-	}
-	return b.Bytes()
-}
-
-// readGolden parses a golden file.
-func readGolden(t *testing.T, path string) []goldenValue {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var values []goldenValue
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch kind, name, _ := strings.Cut(line, " "); {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case kind == "cursor" || kind == "clock":
-			values = append(values, goldenValue{Kind: kind, Name: name})
-		default:
-			b, err := hex.DecodeString(line)
-			if err != nil || len(values) == 0 || values[len(values)-1].Bytes != nil {
-				t.Fatalf("%s:%d: not a value in hex after a cursor or clock line: %q", path, n, line)
-			}
-			values[len(values)-1].Bytes = b
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return values
-}
-
 // TestWriteGolden writes a new golden file when -write-golden is given; it
 // never overwrites one.
-func TestWriteGolden(t *testing.T) {
-	if *writeGolden == "" {
-		t.Skip("no -write-golden")
-	}
-	path := filepath.Join("testdata", "state", *writeGolden+".hex")
-	if _, err := os.Stat(path); err == nil {
-		t.Fatalf("%s exists: golden files are frozen", path)
-	}
-	if err := os.WriteFile(path, formatGolden(encodeGolden()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+func TestWriteGolden(t *testing.T) { goldenstate.Write(t, goldenFile()) }
 
 // TestGoldenState decodes every value of every golden file, as the
 // runner hands them to a reader, and compares them with goldenWant; and
@@ -167,35 +119,10 @@ func TestWriteGolden(t *testing.T) {
 func TestGoldenState(t *testing.T) {
 	for file, want := range goldenWant {
 		t.Run(file, func(t *testing.T) {
-			path := filepath.Join("testdata", "state", file)
-			values := readGolden(t, path)
-			got := map[string]any{}
-			for _, v := range values {
-				var x any
-				var err error
-				if v.Kind == "cursor" {
-					x, err = decodeCursor(v.Bytes)
-				} else {
-					x, err = decodeClock(v.Bytes)
-				}
-				if err != nil {
-					t.Errorf("%s: %s %s: %v", path, v.Kind, v.Name, err)
-				}
-				got[v.Kind+" "+v.Name] = x
-			}
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(cursor{}, clock{}, awaited{})); diff != "" {
-				t.Errorf("%s decoded (-want +got):\n%s", path, diff)
-			}
+			goldenstate.Check(t, filepath.Join("testdata", "state", file), want, decodeGolden, cmp.AllowUnexported(cursor{}, clock{}, awaited{}))
 		})
 	}
-	path := filepath.Join("testdata", "state", fmt.Sprintf("v%d.hex", StateVersion))
-	golden, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(golden), string(formatGolden(encodeGolden()))); diff != "" {
-		t.Errorf("today's encoders no longer write %s (-golden +today):\n%s", path, diff)
-	}
+	goldenstate.CheckBytes(t, goldenstate.Path(fmt.Sprintf("v%d", StateVersion)), goldenFile())
 }
 
 // TestStateFormatErrors: state of a newer version is refused naming both

@@ -1,7 +1,6 @@
 package join_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -47,10 +46,7 @@ func TestFlinkBatchTakesTheBoundedPath(t *testing.T) {
 	left, right := play(s, onTime(script...))
 	flinkrun.WriteLines(s, prismDir, beam.ParDo(s, formatResult, join.Interval[string, string, string](s, left, right, opts...).Records))
 	runOnPrism(t, p, prismDir)
-	want, err := flinkrun.ReadLines(prismDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := flinkrun.Lines(t, prismDir)
 
 	dir := t.TempDir()
 	p, s = beam.NewPipelineWithRoot()
@@ -60,15 +56,7 @@ func TestFlinkBatchTakesTheBoundedPath(t *testing.T) {
 	flinkrun.WriteLines(s, dir, beam.Flatten(s,
 		beam.ParDo(s, &tagLineFn{Tag: "chosen"}, beam.ParDo(s, formatResult, chosen.Records)),
 		beam.ParDo(s, &tagLineFn{Tag: "streaming"}, beam.ParDo(s, formatResult, streaming.Records))))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if _, err := flinkrun.Execute(ctx, p, flinkrun.Options{Endpoint: js.Endpoint}); err != nil {
-		t.Fatalf("on Flink: %v", err)
-	}
-	lines, err := flinkrun.ReadLines(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := flinkrun.RunLines(t, p, dir, flinkrun.Options{Endpoint: js.Endpoint})
 	got := map[string][]string{}
 	for _, line := range lines {
 		tag, rest, _ := strings.Cut(line, ": ")

@@ -36,16 +36,6 @@ var (
 	flinkLogDir       = flag.String("flink-log-dir", "", "BenchmarkFlinkPipeline: write each JVM's log here")
 )
 
-// keepLog writes a JVM's log to -flink-log-dir, if set, as name.log.
-func keepLog(b *testing.B, name, log string) {
-	if *flinkLogDir == "" {
-		return
-	}
-	if err := os.WriteFile(filepath.Join(*flinkLogDir, name+".log"), []byte(log), 0o644); err != nil {
-		b.Error(err)
-	}
-}
-
 // flinkPipelineCases are the rows of BenchmarkFlinkPipeline that run Beam
 // pipelines; "flink-intervaljoin" is Flink's own join (peers/flink). The
 // rows whose name ends in fewKeysSuffix run on the input with fewKeys
@@ -141,7 +131,7 @@ func runOnFlink(b *testing.B, cp string, g genSpec, row string, c pipelineCase) 
 	_, err = flinkrun.Execute(ctx, p, flinkrun.Options{Endpoint: js.Endpoint, Environment: flinkrun.Loopback, Parallelism: 2, Name: row})
 	wall := time.Since(start)
 	stopProfile()
-	keepLog(b, row, js.Log())
+	flinkrun.KeepLog(b, *flinkLogDir, row, js.Log())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -254,7 +244,7 @@ func runFlinkIntervalJoin(b *testing.B, g genSpec) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	res, err := flinkrun.RunJava(ctx, flinkrun.JavaRun{Classpath: cp, Main: "io.github.beamjoin.peers.IntervalJoinBench", Args: args, JavaOptions: opts})
-	keepLog(b, "flink-intervaljoin", res.Output)
+	flinkrun.KeepLog(b, *flinkLogDir, "flink-intervaljoin", res.Output)
 	if err != nil {
 		b.Fatalf("%v\n%s", err, res.Output)
 	}

@@ -8,7 +8,6 @@ package join_test
 // Prism.
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -280,18 +279,9 @@ func runRoutes(t *testing.T, play func(beam.Scope, []event) (beam.PCollection, b
 	p := routesPipeline(play, dir, bounded)
 	if opts == nil {
 		runOnPrism(t, p, dir)
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		if _, err := flinkrun.Execute(ctx, p, *opts); err != nil {
-			t.Fatalf("on Flink: %v", err)
-		}
+		return flinkrun.Lines(t, dir)
 	}
-	lines, err := flinkrun.ReadLines(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lines
+	return flinkrun.RunLines(t, p, dir, *opts)
 }
 
 // TestFlinkRoutes runs every route on Flink, as a stream and read whole,
@@ -339,15 +329,7 @@ func TestFlinkUniqueLeft(t *testing.T) {
 			flinkrun.WriteLines(s, dir, beam.Flatten(s,
 				beam.ParDo(s, &tagLineFn{Tag: "unique"}, beam.ParDo(s, formatResult, with.Records)),
 				beam.ParDo(s, &tagLineFn{Tag: "plain"}, beam.ParDo(s, formatResult, without.Records))))
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			if _, err := flinkrun.Execute(ctx, p, flinkrun.Options{Endpoint: js.Endpoint}); err != nil {
-				t.Fatalf("on Flink: %v", err)
-			}
-			lines, err := flinkrun.ReadLines(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lines := flinkrun.RunLines(t, p, dir, flinkrun.Options{Endpoint: js.Endpoint})
 			var unique, plain []string
 			for _, line := range lines {
 				if r, ok := strings.CutPrefix(line, "unique: "); ok {
@@ -380,16 +362,7 @@ func TestFlinkDownstream(t *testing.T) {
 		dir := t.TempDir()
 		p, s := beam.NewPipelineWithRoot()
 		flinkrun.WriteLines(s, dir, build(s))
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		if _, err := flinkrun.Execute(ctx, p, opts); err != nil {
-			t.Fatalf("on Flink: %v", err)
-		}
-		lines, err := flinkrun.ReadLines(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return lines
+		return flinkrun.RunLines(t, p, dir, opts)
 	}
 	script := onTime(
 		l(1_000, "a", "x"), l(2_000, "b", "y"), r(3_000, "a", "z"),

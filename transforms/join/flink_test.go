@@ -7,14 +7,12 @@ package join_test
 // their own (PROCESS), at parallelism 2.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -316,10 +314,7 @@ func TestFlinkInterval(t *testing.T) {
 			bounded := mode == "batch"
 			prismDir := t.TempDir()
 			runOnPrism(t, intervalCasesPipeline(cases, prismDir, bounded), prismDir)
-			want, err := flinkrun.ReadLines(prismDir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := flinkrun.Lines(t, prismDir)
 			checkCases(t, cases, want)
 			names := []string{"loopback", "process"}
 			if bounded {
@@ -328,15 +323,7 @@ func TestFlinkInterval(t *testing.T) {
 			for _, name := range names {
 				t.Run(name, func(t *testing.T) {
 					dir := t.TempDir()
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-					defer cancel()
-					if _, err := flinkrun.Execute(ctx, intervalCasesPipeline(cases, dir, bounded), envs[name]); err != nil {
-						t.Fatalf("job failed: %v", err)
-					}
-					got, err := flinkrun.ReadLines(dir)
-					if err != nil {
-						t.Fatal(err)
-					}
+					got := flinkrun.RunLines(t, intervalCasesPipeline(cases, dir, bounded), dir, envs[name])
 					if diff := cmp.Diff(orderFree(t, cases, want), orderFree(t, cases, got)); diff != "" {
 						t.Errorf("records on Flink differ from Prism's (-Prism +Flink):\n%s", diff)
 					}

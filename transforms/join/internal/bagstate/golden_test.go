@@ -1,34 +1,19 @@
 package bagstate
 
-// Golden state: bags as the interval join writes them, kept in
-// testdata/state/ so that every later release is checked to read state a
-// running job wrote with an earlier one. A file is frozen once committed;
-// a format change adds a file, it never rewrites one.
+// Golden state (internal/goldenstate): bags as the interval join writes
+// them, kept in testdata/state/ so that every later release is checked to
+// read state a running job wrote with an earlier one.
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/beamjoin/beamjoin/internal/goldenstate"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
 	"github.com/google/go-cmp/cmp"
 )
-
-var writeGolden = flag.String("write-golden", "", "write the golden state of today's encoders to testdata/state/`NAME`.hex (a new file only)")
-
-// goldenBag is one key's bag (or one bucket's value, Bucket set) in a
-// golden file: its chunks in bag order.
-type goldenBag struct {
-	Name   string
-	Bucket bool
-	Chunks [][]byte
-}
 
 func entry(side match.Side, ts int64, matched bool, v string) match.Entry[[]byte] {
 	return match.Entry[[]byte]{Side: side, Time: ts, Matched: matched, Value: []byte(v)}
@@ -50,122 +35,62 @@ var goldenBuckets = []Bucket{
 	{ID: 28_333_333, Count: [2]int{2, 1}, Oldest: [2]int64{1_700_000_000_000, 1_700_000_000_500}},
 }
 
-// encodeGolden is the golden state as today's encoders write it, in the
+// goldenFile is the golden state as today's encoders write it, in the
 // shapes the join writes: a rewrite (EncodeState) followed by arrivals
 // (AppendEntry, one with the progress of a recalled key) and cleanup
 // records (AppendCleanup); a bucketed key's bag; a bucket's value
-// (EncodeEntries); a bag with no progress.
-func encodeGolden() []goldenBag {
-	return []goldenBag{
-		{Name: "bag-layout", Chunks: [][]byte{
-			EncodeState(1_699_999_990_000, nil, goldenEntries[:2]),
-			AppendEntry(nil, goldenEntries[2]),
-			AppendCleanup(nil, 1_700_000_060_000),
-			AppendProgress(AppendEntry(nil, goldenEntries[3]), 1_700_000_060_000),
-		}},
-		{Name: "bucketed", Chunks: [][]byte{
-			EncodeState(1_699_999_000_000, goldenBuckets, goldenEntries[3:]),
-			AppendEntry(nil, goldenEntries[2]),
-		}},
-		{Name: "bucket-value", Bucket: true, Chunks: [][]byte{EncodeEntries(goldenEntries[:2])}},
-		{Name: "no-progress", Chunks: [][]byte{EncodeState(match.NoProgress, nil, goldenEntries[2:3])}},
+// (EncodeEntries, a "bucket" record); a bag with no progress.
+func goldenFile() goldenstate.File {
+	return goldenstate.File{
+		Header: []string{"Interval join state (package bagstate), one chunk per line in hex."},
+		Records: []goldenstate.Record{
+			{Kind: "bag", Name: "bag-layout", Chunks: [][]byte{
+				EncodeState(1_699_999_990_000, nil, goldenEntries[:2]),
+				AppendEntry(nil, goldenEntries[2]),
+				AppendCleanup(nil, 1_700_000_060_000),
+				AppendProgress(AppendEntry(nil, goldenEntries[3]), 1_700_000_060_000),
+			}},
+			{Kind: "bag", Name: "bucketed", Chunks: [][]byte{
+				EncodeState(1_699_999_000_000, goldenBuckets, goldenEntries[3:]),
+				AppendEntry(nil, goldenEntries[2]),
+			}},
+			{Kind: "bucket", Name: "bucket-value", Chunks: [][]byte{EncodeEntries(goldenEntries[:2])}},
+			{Kind: "bag", Name: "no-progress", Chunks: [][]byte{EncodeState(match.NoProgress, nil, goldenEntries[2:3])}},
+		},
 	}
 }
 
 // goldenWant is what every golden file decodes to, written out rather
 // than derived from the encoders. For a bucket's value, only Entries.
 var goldenWant = map[string]State{
-	"bag-layout": {
+	"bag bag-layout": {
 		Progress: 1_700_000_060_000,
 		Entries:  goldenEntries,
 		Cleanups: []Cleanup{{At: 1_700_000_060_000, Entries: 3, Progress: 1_699_999_990_000}},
 	},
-	"bucketed": {
+	"bag bucketed": {
 		Progress: 1_699_999_000_000,
 		Entries:  []match.Entry[[]byte]{goldenEntries[3], goldenEntries[2]},
 		Buckets:  goldenBuckets,
 	},
-	"bucket-value": {Entries: goldenEntries[:2]},
-	"no-progress":  {Progress: match.NoProgress, Entries: goldenEntries[2:3]},
-}
-
-// formatGolden writes bags as text: a "bag NAME" or "bucket NAME" line,
-// then one chunk per line in hex.
-func formatGolden(bags []goldenBag) []byte {
-	var b bytes.Buffer
-	b.WriteString("# Interval join state (package bagstate), one chunk per line in hex.\n")
-	b.WriteString("# Frozen: a later release must decode it as golden_test.go says.\n")
-	for _, g := range bags {
-		kind := "bag"
-		if g.Bucket {
-			kind = "bucket"
-		}
-		fmt.Fprintf(&b, "%s %s\n", kind, g.Name)
-		for _, c := range g.Chunks {
-			fmt.Fprintf(&b, "%x\n", c)
-		}
-	}
-	return b.Bytes()
-}
-
-// readGolden parses a file written by formatGolden.
-func readGolden(t *testing.T, path string) []goldenBag {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bags []goldenBag
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch kind, name, _ := strings.Cut(line, " "); {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case kind == "bag" || kind == "bucket":
-			bags = append(bags, goldenBag{Name: name, Bucket: kind == "bucket"})
-		default:
-			c, err := hex.DecodeString(line)
-			if err != nil || len(bags) == 0 {
-				t.Fatalf("%s:%d: not a chunk in hex after a bag line: %q", path, n, line)
-			}
-			bags[len(bags)-1].Chunks = append(bags[len(bags)-1].Chunks, c)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return bags
+	"bucket bucket-value": {Entries: goldenEntries[:2]},
+	"bag no-progress":     {Progress: match.NoProgress, Entries: goldenEntries[2:3]},
 }
 
 // TestWriteGolden writes a new golden file when -write-golden is given; it
 // never overwrites one.
-func TestWriteGolden(t *testing.T) {
-	if *writeGolden == "" {
-		t.Skip("no -write-golden")
-	}
-	path := filepath.Join("testdata", "state", *writeGolden+".hex")
-	if _, err := os.Stat(path); err == nil {
-		t.Fatalf("%s exists: golden files are frozen", path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, formatGolden(encodeGolden()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+func TestWriteGolden(t *testing.T) { goldenstate.Write(t, goldenFile()) }
 
 // decodeGolden decodes a golden bag as the join does: a key's bag with
 // DecodeState, a bucket's value with DecodeEntries.
-func decodeGolden(g goldenBag) (State, error) {
-	if !g.Bucket {
-		return DecodeState(g.Chunks)
+func decodeGolden(r goldenstate.Record) (State, error) {
+	if r.Kind != "bucket" {
+		return DecodeState(r.Chunks)
 	}
-	if len(g.Chunks) != 1 {
-		return State{}, fmt.Errorf("bucket %s has %d chunks, want 1", g.Name, len(g.Chunks))
+	if len(r.Chunks) != 1 {
+		return State{}, fmt.Errorf("bucket %s has %d chunks, want 1", r.Name, len(r.Chunks))
 	}
-	e, err := DecodeEntries(g.Chunks[0])
+	e, err := DecodeEntries(r.Chunks[0])
 	return State{Entries: e}, err
 }
 
@@ -173,31 +98,13 @@ func decodeGolden(g goldenBag) (State, error) {
 // goldenWant.
 func checkGolden(t *testing.T, path string) {
 	t.Helper()
-	bags := readGolden(t, path)
-	if len(bags) != len(goldenWant) {
-		t.Errorf("%s holds %d bags, want %d", path, len(bags), len(goldenWant))
-	}
-	for _, g := range bags {
-		got, err := decodeGolden(g)
-		if err != nil {
-			t.Errorf("%s: %s: %v", path, g.Name, err)
-			continue
-		}
-		want, ok := goldenWant[g.Name]
-		if !ok {
-			t.Errorf("%s: unexpected bag %q", path, g.Name)
-			continue
-		}
-		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b []byte) bool { return bytes.Equal(a, b) })); diff != "" {
-			t.Errorf("%s: %s decoded (-want +got):\n%s", path, g.Name, diff)
-		}
-	}
+	goldenstate.Check(t, path, goldenWant, decodeGolden, cmp.Comparer(func(a, b []byte) bool { return bytes.Equal(a, b) }))
 }
 
 // TestGoldenUnversioned reads state in the format of the releases that
 // wrote no format version (testdata/state/unversioned.hex).
 func TestGoldenUnversioned(t *testing.T) {
-	checkGolden(t, filepath.Join("testdata", "state", "unversioned.hex"))
+	checkGolden(t, goldenstate.Path("unversioned"))
 }
 
 // TestGoldenVersion1 reads state in format version 1
@@ -205,18 +112,12 @@ func TestGoldenUnversioned(t *testing.T) {
 // exactly those bytes: a change to the format must raise Version and add
 // a golden file, not change what version 1 means.
 func TestGoldenVersion1(t *testing.T) {
-	path := filepath.Join("testdata", "state", "v1.hex")
+	path := goldenstate.Path("v1")
 	checkGolden(t, path)
 	if Version != 1 {
 		return
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(formatGolden(encodeGolden()))); diff != "" {
-		t.Errorf("today's encoders no longer write %s (-golden +today):\n%s", path, diff)
-	}
+	goldenstate.CheckBytes(t, path, goldenFile())
 }
 
 // TestStateFormatVersion: a bag may mix unversioned chunks (an older
