@@ -92,14 +92,14 @@ func (e event) value() string { return fmt.Sprintf("%s/%d@%d", e.Key, e.Input, e
 
 // run is one run of a case under a schedule: what came out.
 type run struct {
-	rows      map[string]int // net: +1 per row, -1 per retraction
-	emitted   map[string]int // rows only
-	late      map[string]bool
-	fates     map[string]match.Fate
-	problems  []string
-	stores    map[string]keyStore
-	wm        int64
-	behind    map[string]bool // elements behind the watermark on arrival
+	rows     map[string]int // net: +1 per row, -1 per retraction
+	emitted  map[string]int // rows only
+	late     map[string]bool
+	fates    map[string]match.Fate
+	problems []string
+	stores   map[string]keyStore
+	wm       int64
+	behind   map[string]bool // elements behind the watermark on arrival
 }
 
 // rowKey writes a row as a string: its key and each input's value or "-".
