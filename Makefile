@@ -88,6 +88,7 @@ bench: tools
 	for i in 1 2 3 4 5; do $(GO) test -run '^$$' -bench 'BenchmarkResultDecode' -benchmem ./transforms/join >> .bench/raw.txt || exit 1; done
 	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BenchmarkAsOfPipeline/.*/N=100000$$' -benchmem -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log || exit 1; done
 	$(GO) test -run '^$$' -bench 'BenchmarkAsOfSteadyKey' -benchtime 1x ./transforms/join >> .bench/raw.txt
+	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BenchmarkMulti/.*/N=100000$$' -benchmem -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log || exit 1; done
 	$(GO) test ./cmd/beamjoin/e2e -run '^TestE2EAsOfAgainstSQLite$$' -count=1 -v -timeout 60m -asof-lines 100000 > .bench/asof-sqlite.txt
 	$(GO) run ./cmd/benchtable .bench/raw.txt
 
