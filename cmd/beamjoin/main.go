@@ -85,6 +85,8 @@ func run(args []string) int {
 		return publish(args)
 	case "nexmark":
 		return nexmarkCommand(args)
+	case string(jsonjoin.Multi):
+		return multiCommand(args)
 	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf):
 	default:
 		return fail(usagef("unknown subcommand %q: give interval, window, cogroup or asof (run 'beamjoin help')", name))
