@@ -39,12 +39,6 @@ Example:
 Flags:
 `
 
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, " ") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
 // multiCommand runs beamjoin multi.
 func multiCommand(args []string) int {
 	fs := flag.CommandLine

@@ -31,8 +31,8 @@ func init() {
 	join.RegisterMultiTypes[string, jsonl.Record]()
 	register.Function1x1(FormatMultiResult)
 	register.Function1x1(FormatMultiLate)
-	register.DoFn2x0[string, jsonl.Record](&countLinesFn{})
-	register.DoFn1x0[jsonl.DeadLetter](&countDeadFn{})
+	register.DoFn3x0[context.Context, string, jsonl.Record](&countLinesFn{})
+	register.DoFn2x0[context.Context, jsonl.DeadLetter](&countDeadFn{})
 }
 
 // MultiBounds are the bounds of one input after the first: an element at
@@ -130,16 +130,16 @@ func BuildMulti(s beam.Scope, c MultiConfig) error {
 	if out == "" {
 		out = "-"
 	}
-	if err := write(s.Scope("out"), out, beam.ParDo(s, FormatMultiResult, joined.Records)); err != nil {
+	if err := writeLines(s.Scope("out"), sink{file: out}, beam.ParDo(s, FormatMultiResult, joined.Records)); err != nil {
 		return err
 	}
 	if c.Late != "" {
-		if err := write(s.Scope("late"), c.Late, beam.ParDo(s, FormatMultiLate, joined.Late)); err != nil {
+		if err := writeLines(s.Scope("late"), sink{file: c.Late}, beam.ParDo(s, FormatMultiLate, joined.Late)); err != nil {
 			return err
 		}
 	}
 	if c.DeadLetter != "" {
-		if err := write(s.Scope("deadletters"), c.DeadLetter, beam.ParDo(s, FormatDeadLetter, beam.Flatten(s, dead...))); err != nil {
+		if err := writeLines(s.Scope("deadletters"), sink{file: c.DeadLetter}, beam.ParDo(s, FormatDeadLetter, beam.Flatten(s, dead...))); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ package join
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -140,8 +141,9 @@ func multiTypes[K, V any]() []reflect.Type {
 //     EmitFinal's rows.
 //
 // AllowedLateness, CleanupEvery and ProgressHorizon are as for Interval;
-// Bounded runs the bounded-input path (one GroupByKey; the rows of
-// EmitFinal, whatever the mode); TrackFates adds Outputs.Fates. Join types
+// Bounded inputs take the bounded path by themselves (one GroupByKey; the
+// rows of EmitFinal, whatever the mode), unless Streaming is given; Bounded
+// forces it; TrackFates adds Outputs.Fates. Join types
 // are not options here: Required and Optional say it per input.
 //
 // An anchor element is kept until event time passes ts + max(upper, 0)
@@ -166,15 +168,19 @@ func Multi[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInput,
 // multiOptions are the options Multi takes; multiInputOptions those of
 // one of its inputs.
 const (
-	multiOptions      = setEmit | setLateness | setCleanupEvery | setProgressHorizon | setTrackFates | setBounded | setTestOnly
+	multiOptions      = setEmit | setLateness | setCleanupEvery | setProgressHorizon | setTrackFates | setBounded | setStreaming | setTestOnly
 	multiInputOptions = setBounds | setLowerExclusive | setUpperExclusive
 )
 
 // multiConfig checks Multi's options and each input's, and returns the
 // config and the engine's rules.
-func multiConfig(inputs []MultiInput, opts []Option) (config, multiway.Rules, error) {
+func multiConfig(anchor beam.PCollection, inputs []MultiInput, opts []Option) (config, multiway.Rules, error) {
 	const op = "join.Multi"
-	c, err := newConfig(op, multiOptions, opts)
+	cols := []beam.PCollection{anchor}
+	for _, in := range inputs {
+		cols = append(cols, in.col)
+	}
+	c, err := newConfig(op, multiOptions, withInputs(opts, cols...))
 	if err != nil {
 		if c.set&setType != 0 {
 			err = fmt.Errorf("%w: say per input whether it is Required or Optional", err)
@@ -199,7 +205,7 @@ func multiConfig(inputs []MultiInput, opts []Option) (config, multiway.Rules, er
 			return c, r, fmt.Errorf("beamjoin: %s needs bounds relative to the anchor: add join.Between(lower, upper)", name)
 		}
 		if err := ic.bounds.Validate(); err != nil {
-			return c, r, &OptionError{Option: "Between", Err: fmt.Errorf("%s: %w", name, err)}
+			return c, r, &OptionError{Option: "Between", Err: &reasonError{prefix: "beamjoin: " + name + ": ", reason: strings.TrimPrefix(err.Error(), "beamjoin: ")}}
 		}
 		lo, hi := ic.bounds.Millis()
 		r.Inputs[i+1] = multiway.Input{Lower: lo, Upper: hi, Optional: in.optional}
@@ -224,7 +230,7 @@ func (c config) multiCleanupEvery(r multiway.Rules) int64 {
 func TryMulti[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInput, opts ...Option) (Outputs, error) {
 	const op = "join.Multi"
 	s = s.Scope(op)
-	cfg, rules, err := multiConfig(inputs, opts)
+	cfg, rules, err := multiConfig(anchor, inputs, opts)
 	if err != nil {
 		return Outputs{}, err
 	}

@@ -15,7 +15,7 @@ func init() {
 	register.Function2x2(copyKV)
 	register.Function2x0(anchorOfPair)
 	register.Emitter3[beam.EventTime, string, string]()
-	register.DoFn1x0[join.MultiResult[string, string]](countMultiFn{})
+	register.DoFn1x0[join.MultiResult[string, string]](&countMultiFn{})
 }
 
 func copyKV(k, v string) (string, string) { return k, v }
@@ -29,7 +29,7 @@ func anchorOfPair(r join.Result[string, string, string], emit func(beam.EventTim
 
 type countMultiFn struct{}
 
-func (countMultiFn) ProcessElement(join.MultiResult[string, string]) { results.add() }
+func (*countMultiFn) ProcessElement(join.MultiResult[string, string]) { results.add() }
 
 // BenchmarkMulti compares a three-way join (impressions, clicks,
 // conversions: here the standard input's left, its right, and a copy of
@@ -44,7 +44,7 @@ func BenchmarkMulti(b *testing.B) {
 			build: func(s beam.Scope, left, right beam.PCollection) {
 				third := beam.ParDo(s, copyKV, right)
 				rows := join.Multi[string, string](s, left, []join.MultiInput{join.Required(right, bounds), join.Required(third, bounds)}).Records
-				beam.ParDo0(s, countMultiFn{}, rows)
+				beam.ParDo0(s, &countMultiFn{}, rows)
 			}},
 		{name: "chained-interval", want: func(g genSpec) int64 { return g.N / 2 },
 			build: func(s beam.Scope, left, right beam.PCollection) {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beamjoin/beamjoin/transforms/join"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func init() {
@@ -55,12 +56,16 @@ var lateClick = multiEvent{1, "u1", "c5", 1_000}
 // and splits it into the three keyed inputs.
 func multiStream(s beam.Scope) []beam.PCollection {
 	c := teststream.NewConfig()
+	wm := int64(-1)
 	for i, e := range multiEvents {
 		low := e.ms
 		for _, x := range multiEvents[i+1:] {
 			low = min(low, x.ms)
 		}
-		must(c.AdvanceWatermark(low))
+		if low > wm {
+			must(c.AdvanceWatermark(low))
+			wm = low
+		}
 		must(c.AddElements(e.ms, e.line()))
 	}
 	must(c.AdvanceWatermark(100_000))
@@ -160,6 +165,8 @@ func TestMulti(t *testing.T) {
 			late: []string{"late 1 u1 c5@1000"}},
 		{name: "bounded_equals_sql", bounded: true, opts: []join.Option{join.Bounded()}, rows: finalRows,
 			counts: []string{"[0,10000) 1", "[30000,40000) 2"}},
+		{name: "bounded_inputs_take_the_bounded_path", bounded: true, opts: []join.Option{join.EmitImmediate}, rows: finalRows,
+			counts: []string{"[0,10000) 1", "[30000,40000) 2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
@@ -187,7 +194,7 @@ func TestMulti(t *testing.T) {
 				if want == nil {
 					return
 				}
-				if d := cmp.Diff(sorted(want), got); d != "" {
+				if d := cmp.Diff(sorted(want), got, cmpopts.EquateEmpty()); d != "" {
 					t.Errorf("%s (-want +got):\n%s", what, d)
 				}
 			}
@@ -250,7 +257,7 @@ func TestMultiOptions(t *testing.T) {
 		{"join_type", []join.MultiInput{join.Required(in[1], between), join.Optional(in[2], between)}, []join.Option{join.LeftOuter},
 			"beamjoin: join.Multi does not take a join type: say per input whether it is Required or Optional"},
 		{"empty_bounds", []join.MultiInput{join.Required(in[1], join.Between(0, 0), join.LowerExclusive()), join.Optional(in[2], between)}, nil,
-			"beamjoin: join.Multi input 2: beamjoin: bounds (0s, 0s] match nothing: the interval is empty once its exclusive ends are removed"},
+			"beamjoin: join.Multi input 2: bounds (0s, 0s] match nothing: the interval is empty once its exclusive ends are removed"},
 		{"option_of_the_join_on_an_input", []join.MultiInput{join.Required(in[1], between, join.EmitFinal), join.Optional(in[2], between)}, nil,
 			"beamjoin: join.Multi input 2 does not take an emission mode"},
 	} {
