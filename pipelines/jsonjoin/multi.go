@@ -240,7 +240,7 @@ func FormatMultiResult(r join.MultiResult[string, jsonl.Record]) string {
 	if r.Kind == join.KindRetract {
 		w.str("kind", "retract")
 	}
-	w.str("key", r.Key)
+	w.raw("key", r.Key)
 	recs, times := make([]string, len(r.Values)), make([]string, len(r.Values))
 	for i, v := range r.Values {
 		if v == nil {
@@ -259,7 +259,7 @@ func FormatMultiResult(r join.MultiResult[string, jsonl.Record]) string {
 func FormatMultiLate(l join.MultiLateElement[string, jsonl.Record]) string {
 	var w jsonWriter
 	w.raw("input", strconv.Itoa(l.Input+1))
-	w.str("key", l.Key)
+	w.raw("key", l.Key)
 	w.millis("time", l.Time)
 	w.raw("record", string(l.Value.Raw))
 	return w.done()
