@@ -35,7 +35,7 @@ func build(s beam.Scope, p *plan) error {
 	for _, in := range ins {
 		records = append(records, in.Records)
 	}
-	out, err := p.join.stage(s, p.join.options, records)
+	out, err := p.join.stage(s, p.join, records)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	var h *hub
 	if p.run.hub {
 		var id string
-		id, h = registerHub()
+		id, h = registerHub(p.accounting.names())
 		defer hubs.Delete(id)
 		p.accounting.hub = id
 	}
@@ -94,7 +94,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if p.streaming {
 		start := time.Now()
 		jobID, err := runStreaming(ctx, p.run.runner, pipeline)
-		sum := Summary{Op: p.op, Ran: true, JobID: jobID}
+		sum := Summary{Op: p.op, Sides: summarySides(p.accounting.names()), Ran: true, JobID: jobID}
 		if h != nil {
 			p := h.progress(time.Since(start))
 			p.Done = true
@@ -118,11 +118,11 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	}
 	switch {
 	case pr == nil:
-		return Summary{Op: p.op}, nil
+		return Summary{Op: p.op, Sides: summarySides(p.accounting.names())}, nil
 	case p.accounting.path == "":
-		return summarizeCounters(p.op, pr), nil
+		return summarizeCounters(p.op, p.accounting.names(), pr), nil
 	}
-	return readSummary(ctx, p.op, p.accounting.path)
+	return readSummary(ctx, p.op, p.accounting.names(), p.accounting.path)
 }
 
 // ConfigError is a Config that could not be built into a pipeline.
