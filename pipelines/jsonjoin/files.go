@@ -101,7 +101,7 @@ func isStdio(path string) bool {
 // lost), and, when they share this machine's files, a local file whose
 // directory is missing or not writable, or that is a directory. It
 // writes nothing.
-func (c Config) CheckFiles(w Workers) error { return checkFiles(c.files(), w) }
+func (c Config) CheckFiles(w Workers) error { return checkFiles(c.files(c.sides()), w) }
 
 // namedPath is a file, a glob or a Pub/Sub name that a Config gives, with
 // the Config field that gives it and the file in words, as PathError names
@@ -111,12 +111,12 @@ type namedPath struct {
 	input              bool
 }
 
-// files are the inputs (the route's sides) and outputs that c names,
+// files are the inputs, c's route's sides, and the outputs that c names,
 // inputs first; an output that is not given is "", except Out, which is
 // then standard output.
-func (c Config) files() []namedPath {
+func (c Config) files(sides []side) []namedPath {
 	var files []namedPath
-	for _, sd := range c.sides() {
+	for _, sd := range sides {
 		files = append(files, namedPath{field: sd.field, words: sd.words, path: sd.in.Pattern, input: true})
 	}
 	for _, out := range []namedPath{{field: "Out", path: cmp.Or(c.Out, "-")}, {field: "Late", path: c.Late}, {field: "DeadLetter", path: c.DeadLetter}} {

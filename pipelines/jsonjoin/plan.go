@@ -28,10 +28,12 @@ import (
 // stage given its part.
 type plan struct {
 	op Op
+	// sides are the route's inputs, as the Config gives them.
+	sides []side
 	// streaming says that an input is a subscription: the job never ends,
 	// its outputs are topics, and it writes no accounting.
 	streaming  bool
-	sources    []sourcePlan // in the order of the route's sides: left, then right
+	sources    []sourcePlan // in the order of the sides: left, then right, or input1 …
 	join       joinPlan
 	sinks      sinksPlan
 	accounting accountingPlan
@@ -159,15 +161,6 @@ type accountedSide struct {
 	fields jsonl.Fields
 }
 
-// names are the names of the sides, in order.
-func (a accountingPlan) names() []string {
-	var names []string
-	for _, sd := range a.sides {
-		names = append(names, sd.name)
-	}
-	return names
-}
-
 // runPlan is how Run runs the job, as the runner's flags and the Config
 // say.
 type runPlan struct {
@@ -247,7 +240,7 @@ func newPlan(c Config) (*plan, error) {
 	j.stage = r.join
 	step := watermarkStep(r.span(c))
 
-	p := &plan{op: c.Op, streaming: c.Streaming(), join: j}
+	p := &plan{op: c.Op, sides: sides, streaming: c.Streaming(), join: j}
 	for i, sd := range sides {
 		src := sourcePlan{name: sd.name}
 		if sub, ok := pubsubName(sd.in.Pattern); ok {
@@ -279,7 +272,7 @@ func planRun(c Config, runner string) (*plan, error) {
 		return nil, err
 	}
 	w := WorkersOf(runner)
-	if err := checkFiles(c.files(), w); err != nil {
+	if err := checkFiles(c.files(p.sides), w); err != nil {
 		return nil, err
 	}
 	p.run = runPlan{

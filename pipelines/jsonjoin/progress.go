@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,8 +92,10 @@ type hub struct {
 
 // newHub is the hub of a run whose inputs are named sides.
 func newHub(sides []string) *hub {
-	h := &hub{sides: summarySides(sides), index: map[string]int{},
-		lines: make([]atomic.Int64, len(sides)), maxTime: make([]atomic.Int64, len(sides))}
+	h := &hub{index: map[string]int{}, lines: make([]atomic.Int64, len(sides)), maxTime: make([]atomic.Int64, len(sides))}
+	if !slices.Equal(sides, leftRight) {
+		h.sides = sides
+	}
 	for i, side := range sides {
 		h.index[side] = i
 	}
