@@ -181,8 +181,8 @@ type runPlan struct {
 // FieldError is a Config that cannot be built, found by Validate: Field
 // names the Config field at fault as a Go selector ("Op", "Left.Pattern",
 // "Left.Fields.Key", "Inputs[2].Pattern", "Bounds[0]", "WatermarkLag",
-// "IdleAfter", "MaxSkew", "Size", "Gap", "Out", …), and Reason says what is wrong with its value, so that a command can
-// name its own flag. An option that the join itself rejects is a
+// "IdleAfter", "MaxSkew", "Size", "Gap", "Out", …), and Reason says what
+// is wrong with its value, so that a command can name its own flag. An option that the join itself rejects is a
 // *join.OptionError instead.
 type FieldError struct {
 	Field, Reason string
@@ -343,10 +343,11 @@ var (
 )
 
 // checkPubSub reports a Pub/Sub name of the wrong form among the inputs
-// sides and the outputs, a time attribute for a file, an idle time for files or one that is not whole positive
-// milliseconds, a skew bound for files read whole or one that is not
-// whole positive milliseconds, and a file output of a streaming join
-// (files are written when a join ends, and a stream does not end).
+// sides and the outputs, a time attribute for a file, an idle time for
+// files or one that is not whole positive milliseconds, a skew bound for
+// files read whole or one that is not whole positive milliseconds, and a
+// file output of a streaming join (files are written when a join ends,
+// and a stream does not end).
 func (c Config) checkPubSub(sides []side) error {
 	for _, sd := range sides {
 		sub, ok := pubsubName(sd.in.Pattern)
