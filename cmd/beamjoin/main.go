@@ -74,7 +74,7 @@ func run(args []string) int {
 			return fail(usagef("%v (run 'beamjoin help')", err))
 		}
 		beam.Init() // in worker mode, runs the worker and never returns
-		return fail(usagef("no subcommand: give interval, window, cogroup or asof (run 'beamjoin help')"))
+		return fail(usagef("no subcommand: give interval, window, cogroup, asof or multi (run 'beamjoin help')"))
 	}
 
 	name, args := args[0], args[1:]
@@ -89,7 +89,7 @@ func run(args []string) int {
 		return nexmarkCommand(args)
 	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf), string(jsonjoin.Multi):
 	default:
-		return fail(usagef("unknown subcommand %q: give interval, window, cogroup or asof (run 'beamjoin help')", name))
+		return fail(usagef("unknown subcommand %q: give interval, window, cogroup, asof or multi (run 'beamjoin help')", name))
 	}
 	op := jsonjoin.Op(name)
 	fs.Init("beamjoin "+name, flag.ContinueOnError)

@@ -98,6 +98,8 @@ func planMulti(c Config) (joinPlan, error) {
 		return joinPlan{}, invalid("UniqueLeft", "", "multi takes no unique-left declaration: it is the interval join's")
 	case n < 3:
 		return joinPlan{}, invalid("Inputs", "", fmt.Sprintf("%d inputs: a multi-way join takes three or more, the anchor first (two are an interval join's)", n))
+	case n > join.MaxMultiInputs:
+		return joinPlan{}, invalid("Inputs", "", fmt.Sprintf("%d inputs: a multi-way join takes at most %d", n, join.MaxMultiInputs))
 	case len(c.Bounds) != n-1:
 		return joinPlan{}, invalid("Bounds", "", fmt.Sprintf("%d bounds for %d inputs: give one for each input after the first, in input order", len(c.Bounds), n))
 	}

@@ -42,6 +42,11 @@ func TestMultiConfigValidate(t *testing.T) {
 			"beamjoin: 2 inputs: a multi-way join takes three or more, the anchor first (two are an interval join's)"},
 		{"no_inputs", jsonjoin.Config{Op: jsonjoin.Multi}, "Inputs",
 			"beamjoin: 0 inputs: a multi-way join takes three or more, the anchor first (two are an interval join's)"},
+		{"too_many_inputs", with(func(c *jsonjoin.Config) {
+			for len(c.Inputs) <= join.MaxMultiInputs {
+				c.Inputs, c.Bounds = append(c.Inputs, in), append(c.Bounds, jsonjoin.Bounds{Upper: time.Minute})
+			}
+		}), "Inputs", "beamjoin: 65 inputs: a multi-way join takes at most 64"},
 		{"one_bounds_too_few", with(func(c *jsonjoin.Config) { c.Bounds = c.Bounds[:1] }), "Bounds",
 			"beamjoin: 1 bounds for 3 inputs: give one for each input after the first, in input order"},
 		{"one_bounds_too_many", with(func(c *jsonjoin.Config) { c.Bounds = append(c.Bounds, jsonjoin.Bounds{}) }), "Bounds",

@@ -85,6 +85,9 @@ type MultiFate[K any] struct {
 	Outcome Outcome
 }
 
+// MaxMultiInputs is the most inputs Multi joins, the anchor included.
+const MaxMultiInputs = multiway.MaxInputs
+
 // RegisterMultiTypes registers with Beam the types Multi emits for keys K
 // and values V (MultiResult, MultiLateElement, MultiFate), and K and V
 // when they are named types. Call it from an init function of the
