@@ -75,6 +75,7 @@ bench: tools
 	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
 	$(GO) test -run '^$$' -bench '^BenchmarkHotKey$$/' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkHotKeyState|BenchmarkOrdinaryKeysState' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkMulti/' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkRead' -benchtime 1x -count 3 -timeout 30m ./pipelines/pubsubio >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^(interval-bounded-inner|interval-bounded-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^interval-inner$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
@@ -88,6 +89,7 @@ bench: tools
 	for i in 1 2 3 4 5; do $(GO) test -run '^$$' -bench 'BenchmarkResultDecode' -benchmem ./transforms/join >> .bench/raw.txt || exit 1; done
 	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BenchmarkAsOfPipeline/.*/N=100000$$' -benchmem -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log || exit 1; done
 	$(GO) test -run '^$$' -bench 'BenchmarkAsOfSteadyKey' -benchtime 1x ./transforms/join >> .bench/raw.txt
+	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BenchmarkMulti/.*/N=100000$$' -benchmem -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log || exit 1; done
 	$(GO) test ./cmd/beamjoin/e2e -run '^TestE2EAsOfAgainstSQLite$$' -count=1 -v -timeout 60m -asof-lines 100000 > .bench/asof-sqlite.txt
 	$(GO) run ./cmd/benchtable .bench/raw.txt
 

@@ -40,6 +40,8 @@ type config struct {
 	maxAge        time.Duration // MaxAge (AsOf)
 	strict        bool          // Strict (AsOf)
 	set           setMask
+	calls         []optionCall // the options that set a value one option may set (given)
+	contradiction [2]string    // the first two of calls that contradict each other
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
 	gatherBytes     int  // tests only: the bounded paths' gatherers' Hold; 0: the default
@@ -135,6 +137,9 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 			return c, fmt.Errorf("beamjoin: %s: option %d is nil", op, i)
 		}
 		o.apply(&c)
+	}
+	if a := c.contradiction; a[0] != "" {
+		return c, fmt.Errorf("beamjoin: %s: %s and %s contradict each other: give one of them", op, a[0], a[1])
 	}
 	if c.inputsBounded && !c.streaming {
 		c.bounded = true // bounded inputs take the bounded path (path_choice.go)

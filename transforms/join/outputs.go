@@ -15,14 +15,15 @@ const Namespace = "beamjoin"
 // beam.PCollection, whose IsValid method returns false.
 type Outputs struct {
 	// Records are the join's records: Result[K,L,R] for Interval and AsOf,
-	// WindowResult[K,L,R] for Window, Group[K,L,R] for CoGroup.
+	// WindowResult[K,L,R] for Window, Group[K,L,R] for CoGroup,
+	// MultiResult[K,V] for Multi.
 	Records beam.PCollection
 	// Late are the elements the join judged late: LateElement[K,L,R] for
-	// Interval and AsOf, always; WindowLateElement[K,L,R] for Window and CoGroup,
-	// with ReportLate only.
+	// Interval and AsOf, always; MultiLateElement[K,V] for Multi, always;
+	// WindowLateElement[K,L,R] for Window and CoGroup, with ReportLate only.
 	Late beam.PCollection
-	// Fates are Fate[K] records, exactly one per input element, with
-	// TrackFates only.
+	// Fates are Fate[K] records (MultiFate[K] for Multi), exactly one per
+	// input element, with TrackFates only.
 	Fates beam.PCollection
 }
 
@@ -37,13 +38,14 @@ const (
 	RouteWindow
 	RouteCoGroup
 	RouteAsOf
+	RouteMulti
 )
 
 var routeWords = words{what: "route", kind: "Route", names: []string{
-	RouteInterval: "interval", RouteWindow: "window", RouteCoGroup: "cogroup", RouteAsOf: "asof",
+	RouteInterval: "interval", RouteWindow: "window", RouteCoGroup: "cogroup", RouteAsOf: "asof", RouteMulti: "multi",
 }}
 
-// String returns "interval", "window", "cogroup" or "asof".
+// String returns "interval", "window", "cogroup", "asof" or "multi".
 func (r Route) String() string { return routeWords.name(uint8(r)) }
 
 // MarshalText returns the route's String form; an unknown route is an
@@ -76,6 +78,10 @@ func (r Route) Check(opts ...Option) error {
 		return err
 	case RouteAsOf:
 		_, err := asofConfig(opts)
+		return err
+	case RouteMulti:
+		// Multi's own options; each input's are checked with its input.
+		_, err := newConfig("join.Multi", multiOptions, opts)
 		return err
 	}
 	_, err := r.MarshalText()

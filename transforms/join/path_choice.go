@@ -1,9 +1,10 @@
 package join
 
-// This file holds how Interval and AsOf choose between their streaming
-// path (a stateful DoFn that joins each element as it arrives) and their
-// bounded path (Bounded, interval_bounded.go and asof_bounded.go): bounded
-// inputs take the bounded path unless Streaming says otherwise.
+// This file holds how Interval, AsOf and Multi choose between their
+// streaming path (a stateful DoFn that joins each element as it arrives)
+// and their bounded path (Bounded, interval_bounded.go, asof_bounded.go
+// and the multiway engine's): bounded inputs take the bounded path unless
+// Streaming says otherwise.
 
 import (
 	"strings"
@@ -11,8 +12,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
-// Streaming makes Interval or AsOf run their streaming path even when
-// both inputs are bounded, where they otherwise take the bounded path by
+// Streaming makes Interval, AsOf or Multi run their streaming path even
+// when all their inputs are bounded, where they otherwise take the bounded path by
 // themselves (see Bounded).
 //
 //	out := join.Interval[string, Order, Payment](s, orders, payments,
@@ -39,17 +40,19 @@ func Streaming() Option {
 	return optionFunc(func(c *config) { c.streaming = true; c.set |= setStreaming })
 }
 
-// inputsBounded is the option TryInterval and TryAsOf add when both of
-// their inputs are bounded: the bounded path, unless Streaming is given.
+// inputsBounded is the option TryInterval, TryAsOf and TryMulti add when
+// all of their inputs are bounded: the bounded path, unless Streaming is given.
 func inputsBounded() Option {
 	return optionFunc(func(c *config) { c.inputsBounded = true })
 }
 
-// withInputs is opts with inputsBounded added when left and right are
-// both bounded PCollections.
-func withInputs(opts []Option, left, right beam.PCollection) []Option {
-	if !isBounded(left) || !isBounded(right) {
-		return opts
+// withInputs is opts with inputsBounded added when every one of inputs
+// is a bounded PCollection.
+func withInputs(opts []Option, inputs ...beam.PCollection) []Option {
+	for _, in := range inputs {
+		if !isBounded(in) {
+			return opts
+		}
 	}
 	return append(opts[:len(opts):len(opts)], inputsBounded())
 }
