@@ -16,7 +16,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bounded"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/multiway"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/windowing"
 )
 
 func init() {
@@ -144,9 +147,9 @@ func multiTypes[K, V any]() []reflect.Type {
 //     EmitFinal's rows.
 //
 // AllowedLateness, CleanupEvery and ProgressHorizon are as for Interval;
-// Bounded inputs take the bounded path by themselves (one GroupByKey; the
-// rows of EmitFinal, whatever the mode), unless Streaming is given; Bounded
-// forces it; TrackFates adds Outputs.Fates. Join types
+// Bounded inputs take the bounded path by themselves (the interval join's
+// gathering into state, then the rows of EmitFinal, whatever the mode, on
+// time downstream), unless Streaming is given; Bounded forces it; TrackFates adds Outputs.Fates. Join types
 // are not options here: Required and Optional say it per input.
 //
 // An anchor element is kept until event time passes ts + max(upper, 0)
@@ -256,41 +259,38 @@ func TryMulti[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInp
 				"add join.RegisterMultiTypes[%s, %s]() to an init function of the program", op, t, typeName[K](), typeName[V]())
 		}
 	}
-	ws := inputWindows{strategy: anchor.WindowingStrategy()}
-	for i, col := range cols[1:] {
-		if w := col.WindowingStrategy(); !sameWindowing(ws.strategy, w) {
-			return Outputs{}, fmt.Errorf("beamjoin: %s: the inputs are windowed differently: input 1 by %s, input %d by %s; "+
-				"window all alike (the join runs in event time across windows and gives its results the inputs' windowing)",
-				op, describeWindowing(ws.strategy), i+2, describeWindowing(w))
-		}
+	ws, err := windowing.SharedByAll(op, cols)
+	if err != nil {
+		return Outputs{}, err
 	}
-	var tagged []beam.PCollection
 	var key, value coders.Element
+	values := make([]coders.Element, len(cols))
 	for i, col := range cols {
-		scope := s.Scope(fmt.Sprintf("input%d", i+1))
-		col = ws.intoGlobal(scope, col)
-		vc, err := coders.KVValue(col)
-		if err != nil {
+		cols[i] = ws.IntoGlobal(s.Scope(fmt.Sprintf("input%d", i+1)), col)
+		if values[i], err = coders.KVValue(cols[i]); err != nil {
 			return Outputs{}, err
 		}
-		if i == 0 {
-			value = vc
-			if key, err = coders.KVKey(col); err != nil {
-				return Outputs{}, err
-			}
-		}
-		tagged = append(tagged, beam.ParDo(scope, &multiway.TagFn{Input: uint8(i), Value: vc}, col))
 	}
-	all, err := beam.TryFlatten(s, tagged...)
-	if err != nil {
-		return Outputs{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	value = values[0]
+	if key, err = coders.KVKey(cols[0]); err != nil {
+		return Outputs{}, err
 	}
 	ec := multiway.Config{Rules: rules, CleanupEvery: cfg.multiCleanupEvery(rules), Horizon: cfg.horizon.Milliseconds(), Fates: cfg.trackFates, Key: key}
 	var raw []beam.PCollection
 	if cfg.bounded {
-		stamped := beam.ParDo(s.Scope("bounded"), multiway.StampFn{}, all)
-		raw = beam.ParDoN(s.Scope("bounded"), &multiway.BoundedFn{Config: ec}, beam.GroupByKey(s.Scope("bounded"), stamped))
+		raw, err = multiway.Bounded(s.Scope("bounded"), ec, cols, values, bounded.Gathering{Hold: cfg.gatherBytes, Shards: cfg.boundedShards})
+		if err != nil {
+			return Outputs{}, err
+		}
 	} else {
+		var tagged []beam.PCollection
+		for i, col := range cols {
+			tagged = append(tagged, beam.ParDo(s.Scope(fmt.Sprintf("input%d", i+1)), &multiway.TagFn{Input: uint8(i), Value: values[i]}, col))
+		}
+		all, err := beam.TryFlatten(s, tagged...)
+		if err != nil {
+			return Outputs{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+		}
 		raw = beam.ParDoN(s, multiway.NewFn(ec), all)
 	}
 	resultType, lateType, fateType := multiTypes[K, V]()[0], multiTypes[K, V]()[1], multiTypes[K, V]()[2]
@@ -298,7 +298,7 @@ func TryMulti[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInp
 		beam.TypeDefinition{Var: beam.YType, T: resultType})
 	late := beam.ParDo(s.Scope("late"), &multiLateFn{Out: beam.EncodedType{T: lateType}, Value: value}, raw[1],
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
-	out := Outputs{Records: ws.restore(s.Scope("results"), records, cfg.lateness), Late: ws.restore(s.Scope("late"), late, cfg.lateness)}
+	out := Outputs{Records: ws.Restore(s.Scope("results"), records, cfg.lateness), Late: ws.Restore(s.Scope("late"), late, cfg.lateness)}
 	if cfg.trackFates {
 		out.Fates = beam.ParDo(s.Scope("fates"), &multiFateFn{Out: beam.EncodedType{T: fateType}}, raw[2], beam.TypeDefinition{Var: beam.YType, T: fateType})
 	}
@@ -382,6 +382,6 @@ func (f *multiFateFn) ProcessElement(et beam.EventTime, key beam.X, r multiway.F
 	v.FieldByName("Input").Set(reflect.ValueOf(int(r.Input)))
 	v.FieldByName("Key").Set(reflect.ValueOf(key))
 	v.FieldByName("Time").Set(reflect.ValueOf(et.ToTime().UTC()))
-	v.FieldByName("Outcome").Set(reflect.ValueOf(outcomeOf(match.Fate(r.Fate))))
+	v.FieldByName("Outcome").Set(reflect.ValueOf(Outcome(raw.OutcomeOf(match.Fate(r.Fate)))))
 	emit(v.Interface())
 }
