@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
 func init() {
@@ -268,13 +269,14 @@ func (f *Fn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp s
 		return err
 	}
 	cur := ks.timer
-	at, ok := firedAt(tc, et)
-	if !cur.set || (ok && at < cur.fire) {
+	fired := timertag.Read(tc, et)
+	at, ok := fired.At, fired.OK
+	if !cur.Set || (ok && at < cur.Fire) {
 		f.c.staleFirings.Inc(ctx, 1)
 		f.moveTimer(tp, timer{}, cur)
 		return nil
 	}
-	t := cur.fire
+	t := cur.Fire
 	if ks.b.Len() > 0 {
 		f.expire(ctx, ks.b, key, t, emit, emitFate)
 		ks.b.Progress = max(ks.b.Progress, t)

@@ -8,34 +8,16 @@ package multiway
 // at forgetAt. As in the interval join, a timer is tagged with its hold
 // and firing time, so that a firing can be checked against the key's
 // state, and a change of hold clears the old tag (Prism v2.77 miscounts
-// holds otherwise). One timer family: two hang on Prism.
+// holds otherwise): package timertag. One timer family: two hang on Prism.
 
 import (
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
-// noHold marks a timer that holds no output watermark.
-const noHold = int64(-1 << 63)
-
 // timer is where a key's cleanup timer must be.
-type timer struct {
-	fire, hold int64
-	set        bool
-}
-
-// tag is "" for a timer that holds nothing, else "hold/fire".
-func (t timer) tag() string {
-	if t.hold == noHold {
-		return ""
-	}
-	return strconv.FormatInt(t.hold, 10) + "/" + strconv.FormatInt(t.fire, 10)
-}
+type timer = timertag.Timer
 
 // timerFor derives the timer from the key's buffer alone, so that a
 // firing can recompute which time it is for.
@@ -49,14 +31,14 @@ func (c Config) timerFor(b *Buffer) timer {
 		}
 	}
 	if ok {
-		t := timer{fire: next + max(c.CleanupEvery, 1) - 1, hold: noHold, set: true}
+		t := timer{Fire: next + max(c.CleanupEvery, 1) - 1, Hold: timertag.NoHold, Set: true}
 		if c.Rules.Emit != match.Immediate && len(b.By[Anchor]) > 0 {
-			t.hold = min(b.By[Anchor][0].Time, t.fire)
+			t.Hold = min(b.By[Anchor][0].Time, t.Fire)
 		}
 		return t
 	}
 	if b.Progress != match.NoProgress {
-		return timer{fire: c.forgetAt(b.Progress), hold: noHold, set: true}
+		return timer{Fire: c.forgetAt(b.Progress), Hold: timertag.NoHold, Set: true}
 	}
 	return timer{}
 }
@@ -84,28 +66,14 @@ func (f *Fn) moveTimer(tp timers.Provider, before, after timer) {
 	if before == after {
 		return
 	}
-	if before.set && (!after.set || before.tag() != after.tag()) {
-		f.Cleanup.ClearTag(tp, before.tag())
+	if before.Set && (!after.Set || before.Tag() != after.Tag()) {
+		f.Cleanup.ClearTag(tp, before.Tag())
 	}
-	if after.set {
-		hold := after.hold
-		if hold == noHold {
-			hold = after.fire
+	if after.Set {
+		hold := after.Hold
+		if hold == timertag.NoHold {
+			hold = after.Fire
 		}
-		f.Cleanup.Set(tp, time.UnixMilli(after.fire), timers.WithOutputTimestamp(time.UnixMilli(hold)), timers.WithTag(after.tag()))
+		timertag.Arm(&f.Cleanup, tp, after.Tag(), after.Fire, hold)
 	}
-}
-
-// firedAt reads which time a firing is for from its tag, or for a timer
-// that holds nothing, its output timestamp; ok is false for a tag this
-// join did not write.
-func firedAt(tc timers.Context, et beam.EventTime) (at int64, ok bool) {
-	if tc.Tag == "" {
-		return et.Milliseconds(), true
-	}
-	if _, s, found := strings.Cut(tc.Tag, "/"); found {
-		t, err := strconv.ParseInt(s, 10, 64)
-		return t, err == nil
-	}
-	return 0, false
 }
