@@ -126,28 +126,36 @@ func windowOfRow(w beam.Window, r join.MultiResult[string, string]) string {
 
 func formatRowCount(w string, n int) string { return fmt.Sprintf("%s %d", w, n) }
 
-// TestMulti runs the three-way join of impressions, clicks and
-// conversions on Prism, streaming and bounded, in each emission mode, and
-// compares whole outputs: rows, late elements, fates, and the rows counted
-// per 10 s window downstream (EmitFinal's rows are on time there).
-func TestMulti(t *testing.T) {
-	finalRows := []string{
+// The three-way join's expected rows, fates and downstream counts
+// (TestMulti, TestFlinkMulti): EmitFinal's rows, equal to the SQL join's;
+// EmitImmediate's, which keep rows whose optional element came later; every
+// element's fate.
+var (
+	finalRows = []string{
 		"pair u1 imp1@0 c1@5000 v1@30000 t=30000",
 		"pair u1 imp1@0 c2@10000 v1@30000 t=30000",
 		"pair u3 imp3@4000 c4@4000 - t=4000",
 	}
-	immediateRows := []string{
+	immediateRows = []string{
 		"pair u1 imp1@0 c1@5000 - t=5000",
 		"pair u1 imp1@0 c1@5000 v1@30000 t=30000",
 		"pair u1 imp1@0 c2@10000 - t=10000",
 		"pair u1 imp1@0 c2@10000 v1@30000 t=30000",
 		"pair u3 imp3@4000 c4@4000 - t=4000",
 	}
-	allFates := []string{
+	allFates = []string{
 		"0 u1 0 matched", "0 u2 2000 expired", "0 u3 4000 matched",
 		"1 u1 10000 matched", "1 u1 1000 late", "1 u1 5000 matched", "1 u2 13000 expired", "1 u3 4000 matched",
 		"2 u1 30000 matched",
 	}
+	finalCounts = []string{"[0,10000) 1", "[30000,40000) 2"}
+)
+
+// TestMulti runs the three-way join of impressions, clicks and
+// conversions on Prism, streaming and bounded, in each emission mode, and
+// compares whole outputs: rows, late elements, fates, and the rows counted
+// per 10 s window downstream (EmitFinal's rows are on time there).
+func TestMulti(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		bounded bool
@@ -158,15 +166,15 @@ func TestMulti(t *testing.T) {
 		fates   []string
 	}{
 		{name: "final_equals_sql", opts: []join.Option{join.EmitFinal}, rows: finalRows, late: []string{"late 1 u1 c5@1000"},
-			counts: []string{"[0,10000) 1", "[30000,40000) 2"}, fates: allFates},
+			counts: finalCounts, fates: allFates},
 		{name: "immediate_keeps_rows_with_absent_optional", opts: []join.Option{join.EmitImmediate}, rows: immediateRows, late: []string{"late 1 u1 c5@1000"}},
 		{name: "retract_withdraws_rows_with_absent_optional", opts: []join.Option{join.EmitRetract},
 			rows: append([]string{"retract u1 imp1@0 c1@5000 - t=5000", "retract u1 imp1@0 c2@10000 - t=10000"}, immediateRows...),
 			late: []string{"late 1 u1 c5@1000"}},
 		{name: "bounded_equals_sql", bounded: true, opts: []join.Option{join.Bounded()}, rows: finalRows,
-			counts: []string{"[0,10000) 1", "[30000,40000) 2"}},
+			counts: finalCounts},
 		{name: "bounded_inputs_take_the_bounded_path", bounded: true, opts: []join.Option{join.EmitImmediate}, rows: finalRows,
-			counts: []string{"[0,10000) 1", "[30000,40000) 2"}},
+			counts: finalCounts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
