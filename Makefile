@@ -75,6 +75,7 @@ bench: tools
 	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
 	$(GO) test -run '^$$' -bench '^BenchmarkHotKey$$/' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkHotKeyState|BenchmarkOrdinaryKeysState' -benchtime 1x -timeout 30m ./transforms/join/internal/interval >> .bench/raw.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkMulti/' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkRead' -benchtime 1x -count 3 -timeout 30m ./pipelines/pubsubio >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^(interval-bounded-inner|interval-bounded-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^interval-inner$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log

@@ -77,6 +77,9 @@ type cmdFlags struct {
 	// asof (asof.go)
 	maxAge durationFlag
 	strict *bool
+
+	// multi (multi.go), which has no left or right flags
+	inputs, bounds, optional listFlag
 }
 
 // register defines op's flags on fs.
@@ -98,14 +101,24 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		fs.TextVar(p, name, value, usage)
 		f.mine = append(f.mine, name)
 	}
-	str(&f.left, "left", "", "left input: a JSON-lines `FILE` or glob, or pubsub:projects/P/subscriptions/S (required)")
-	str(&f.right, "right", "", "right input: a JSON-lines `FILE` or glob, or pubsub:projects/P/subscriptions/S (required)")
-	str(&f.key, "key", "", "key `FIELD` of both sides, a dotted path such as user.id; a key is a JSON string or number")
-	str(&f.leftKey, "left-key", "", "key `FIELD` of the left side (overrides --key)")
-	str(&f.rightKey, "right-key", "", "key `FIELD` of the right side (overrides --key)")
-	str(&f.tim, "time", "", "event-time `FIELD` of both sides: epoch milliseconds or an RFC 3339 string; attribute:NAME for a Pub/Sub message's attribute")
-	str(&f.leftTime, "left-time", "", "event-time `FIELD` of the left side (overrides --time)")
-	str(&f.rightTime, "right-time", "", "event-time `FIELD` of the right side (overrides --time)")
+	list := func(p *listFlag, name, usage string) {
+		fs.Var(p, name, usage)
+		f.mine = append(f.mine, name)
+	}
+	if op == jsonjoin.Multi {
+		list(&f.inputs, "input", "an input: a JSON-lines `FILE` or glob, or pubsub:projects/P/subscriptions/S; three or more, the anchor first (required)")
+		str(&f.key, "key", "", "key `FIELD` of every input, a dotted path such as user.id; a key is a JSON string or number")
+		str(&f.tim, "time", "", "event-time `FIELD` of every input: epoch milliseconds or an RFC 3339 string; attribute:NAME for a Pub/Sub message's attribute")
+	} else {
+		str(&f.left, "left", "", "left input: a JSON-lines `FILE` or glob, or pubsub:projects/P/subscriptions/S (required)")
+		str(&f.right, "right", "", "right input: a JSON-lines `FILE` or glob, or pubsub:projects/P/subscriptions/S (required)")
+		str(&f.key, "key", "", "key `FIELD` of both sides, a dotted path such as user.id; a key is a JSON string or number")
+		str(&f.leftKey, "left-key", "", "key `FIELD` of the left side (overrides --key)")
+		str(&f.rightKey, "right-key", "", "key `FIELD` of the right side (overrides --key)")
+		str(&f.tim, "time", "", "event-time `FIELD` of both sides: epoch milliseconds or an RFC 3339 string; attribute:NAME for a Pub/Sub message's attribute")
+		str(&f.leftTime, "left-time", "", "event-time `FIELD` of the left side (overrides --time)")
+		str(&f.rightTime, "right-time", "", "event-time `FIELD` of the right side (overrides --time)")
+	}
 	switch op {
 	case jsonjoin.Interval:
 		dur(&f.lower, "lower", "lower bound of ts(right) - ts(left), a Go duration `DUR` such as -5m or 0 (required)")
@@ -123,6 +136,10 @@ func register(fs *flag.FlagSet, op jsonjoin.Op) *cmdFlags {
 		text(&f.emit, "emit", join.EmitFinal, "`MODE` of writing a left object's record: final (once no version at or before its time can still come) or retract (at once, retracted when a later-arriving version supersedes it)")
 		dur(&f.maxAge, "max-age", "accept only versions at most `DUR` older than the left object (inclusive; default: any age)")
 		boolean(&f.strict, "strict", "accept only versions strictly before the left object's time")
+	case jsonjoin.Multi:
+		list(&f.bounds, "bounds", "`LO,HI`: the bounds of ts - ts(anchor) of an input after the first, Go durations, inclusive (e.g. 0,10m or -5m,5m); one for each, in input order (required)")
+		list(&f.optional, "optional", "the number `I` (1-based) of an input a row may lack, null then; repeat for several (default: every input is required)")
+		text(&f.emit, "emit", join.EmitImmediate, "`MODE` of writing rows: immediate, final or retract (files read whole give final's rows in every mode)")
 	case jsonjoin.Window:
 		text(&f.typ, "type", join.Inner, "join `TYPE`: inner, left, right or full")
 		fallthrough
@@ -161,8 +178,10 @@ func usagef(format string, args ...any) error {
 // Config.
 func (f *cmdFlags) config() (jsonjoin.Config, error) {
 	c := jsonjoin.Config{Op: f.op, Type: f.typ, Out: *f.out, DeadLetter: *f.deadLetter}
-	c.Left = jsonjoin.Input{Pattern: *f.left, Fields: jsonl.Fields{Key: pick(*f.leftKey, *f.key), Time: pick(*f.leftTime, *f.tim)}}
-	c.Right = jsonjoin.Input{Pattern: *f.right, Fields: jsonl.Fields{Key: pick(*f.rightKey, *f.key), Time: pick(*f.rightTime, *f.tim)}}
+	if f.op != jsonjoin.Multi {
+		c.Left = jsonjoin.Input{Pattern: *f.left, Fields: jsonl.Fields{Key: pick(*f.leftKey, *f.key), Time: pick(*f.leftTime, *f.tim)}}
+		c.Right = jsonjoin.Input{Pattern: *f.right, Fields: jsonl.Fields{Key: pick(*f.rightKey, *f.key), Time: pick(*f.rightTime, *f.tim)}}
+	}
 	if f.progress.d <= 0 {
 		return c, usagef("--progress %s: give a positive duration (e.g. --progress 30s), or --quiet for no progress", f.progress.text)
 	}
@@ -188,6 +207,8 @@ func (f *cmdFlags) config() (jsonjoin.Config, error) {
 	case jsonjoin.AsOf:
 		f.asof(&c)
 		return c, nil
+	case jsonjoin.Multi:
+		return c, f.multi(&c)
 	default:
 		return c, f.windows(&c)
 	}
@@ -269,7 +290,11 @@ func (f *cmdFlags) configError(err error) error {
 	var pe *jsonjoin.PathError
 	if errors.As(err, &pe) {
 		flags := map[string]string{"Left": "left", "Right": "right", "Out": "out", "Late": "late", "DeadLetter": "dead-letter"}
-		return usagef("--%s %s: %v", flags[pe.Field], pe.Path, pe.Err)
+		flag, ok := flags[pe.Field]
+		if !ok && strings.HasPrefix(pe.Field, "Inputs[") {
+			flag = "input"
+		}
+		return usagef("--%s %s: %v", flag, pe.Path, pe.Err)
 	}
 	var oe *join.OptionError
 	if !errors.As(err, &oe) {
@@ -316,6 +341,11 @@ func (f *cmdFlags) configError(err error) error {
 // fieldError is the usage error for a Config field that Validate
 // rejected, naming the flag that set it.
 func (f *cmdFlags) fieldError(fe *jsonjoin.FieldError) error {
+	if f.op == jsonjoin.Multi {
+		if err := f.multiFieldError(fe); err != nil {
+			return err
+		}
+	}
 	side, sub, _ := strings.Cut(fe.Field, ".")
 	switch fe.Field {
 	case "Left.Pattern", "Right.Pattern":

@@ -1,12 +1,14 @@
-// Command beamjoin joins two streams of JSON lines by key and event time on
-// Apache Beam: an interval join, a window join, or a cogroup. It runs on
-// Prism in process by default, and on any runner the Beam Go SDK has
+// Command beamjoin joins streams of JSON lines by key and event time on
+// Apache Beam: an interval join, a window join, a cogroup, an as-of join
+// of two inputs, or a multi-way interval join of three or more. It runs
+// on Prism in process by default, and on any runner the Beam Go SDK has
 // (--runner=flink, --runner=dataflow, --runner=universal, …).
 //
 //	beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
 //	beamjoin window   --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
 //	beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
 //	beamjoin asof     --left FILE --right FILE --key F --time F [--max-age DUR] [--strict] [flags]
+//	beamjoin multi    --input FILE --input FILE --input FILE ... --key F --time F --bounds LO,HI ... [--optional I ...] [flags]
 //
 // For example, the orders with no payment 0 to 15 minutes after them:
 //
@@ -72,7 +74,7 @@ func run(args []string) int {
 			return fail(usagef("%v (run 'beamjoin help')", err))
 		}
 		beam.Init() // in worker mode, runs the worker and never returns
-		return fail(usagef("no subcommand: give interval, window, cogroup or asof (run 'beamjoin help')"))
+		return fail(usagef("no subcommand: give interval, window, cogroup, asof or multi (run 'beamjoin help')"))
 	}
 
 	name, args := args[0], args[1:]
@@ -85,9 +87,9 @@ func run(args []string) int {
 		return publish(args)
 	case "nexmark":
 		return nexmarkCommand(args)
-	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf):
+	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf), string(jsonjoin.Multi):
 	default:
-		return fail(usagef("unknown subcommand %q: give interval, window, cogroup or asof (run 'beamjoin help')", name))
+		return fail(usagef("unknown subcommand %q: give interval, window, cogroup, asof or multi (run 'beamjoin help')", name))
 	}
 	op := jsonjoin.Op(name)
 	fs.Init("beamjoin "+name, flag.ContinueOnError)
@@ -100,7 +102,11 @@ func run(args []string) int {
 		return fail(parseError(name, err))
 	}
 	if fs.NArg() > 0 {
-		return fail(usagef("%s: unexpected argument %q: inputs are given with --left and --right", name, fs.Arg(0)))
+		given := "--left and --right"
+		if op == jsonjoin.Multi {
+			given = "--input"
+		}
+		return fail(usagef("%s: unexpected argument %q: inputs are given with %s", name, fs.Arg(0), given))
 	}
 	if err := checkLogLevel(*f.logLevel); err != nil {
 		return fail(err)
@@ -223,11 +229,19 @@ func waitForDataflow(id string, action interruptAction) int {
 
 // hint points at the flag that writes what was only counted.
 func hint(sum jsonjoin.Summary, c jsonjoin.Config) {
-	n := sum.Counts
-	if bad := n["left_invalid"] + n["right_invalid"]; bad > 0 && c.DeadLetter == "" {
+	var bad, late int64
+	for name, n := range sum.Counts {
+		switch {
+		case strings.HasSuffix(name, "_invalid"):
+			bad += n
+		case strings.HasSuffix(name, "_late_out"):
+			late += n
+		}
+	}
+	if bad > 0 && c.DeadLetter == "" {
 		fmt.Fprintf(os.Stderr, "beamjoin: invalid lines not written: %d (%s); --dead-letter FILE writes them with the reason\n", bad, sum.InvalidReasons())
 	}
-	if late := n["left_late_out"] + n["right_late_out"]; late > 0 && c.Late == "" {
+	if late > 0 && c.Late == "" {
 		fmt.Fprintf(os.Stderr, "beamjoin: late elements not written: %d; --late FILE writes them\n", late)
 	}
 }

@@ -12,8 +12,8 @@ import (
 // progress when it was counted here, and whether the job ended with the
 // command.
 func TestStopped(t *testing.T) {
-	p := &jsonjoin.Progress{Elapsed: 83 * time.Second, Lines: [2]int64{201, 180}, Out: 150, Done: true,
-		Time: [2]time.Time{time.UnixMilli(1714572000000), time.UnixMilli(1714572300000)}}
+	p := &jsonjoin.Progress{Elapsed: 83 * time.Second, Lines: []int64{201, 180}, Out: 150, Done: true,
+		Time: []time.Time{time.UnixMilli(1714572000000), time.UnixMilli(1714572300000)}}
 	for _, tc := range []struct {
 		name      string
 		sum       jsonjoin.Summary

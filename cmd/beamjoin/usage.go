@@ -12,23 +12,27 @@ import (
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 )
 
-const topUsage = `beamjoin joins two streams of JSON lines by key and event time on Apache Beam.
+const topUsage = `beamjoin joins streams of JSON lines by key and event time on Apache Beam.
 
 Usage:
   beamjoin interval --left FILE --right FILE --lower DUR --upper DUR [flags]
   beamjoin window   --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
   beamjoin cogroup  --left FILE --right FILE --size DUR [--slide DUR | --gap DUR] [flags]
   beamjoin asof     --left FILE --right FILE --key F --time F [--max-age DUR] [--strict] [flags]
+  beamjoin multi    --input FILE --input FILE --input FILE ... --key F --time F
+                    --bounds LO,HI --bounds LO,HI ... [--optional I ...] [flags]
   beamjoin pubsub-fake [--port N] [--topic projects/P/topics/T]...
   beamjoin publish --topic projects/P/topics/T --time FIELD FILE...
   beamjoin nexmark generate|run ...   (beamjoin nexmark help)
-  beamjoin help [interval | window | cogroup | asof | beam]
+  beamjoin help [interval | window | cogroup | asof | multi | beam]
 
 Subcommands:
   interval  pairs whose times satisfy lower <= ts(right) - ts(left) <= upper
   window    pairs per key and window (fixed, sliding or session windows)
   cogroup   all left and all right objects per key and window
   asof      each left object with the right version of its key valid at its time
+  multi     three or more inputs on one key in one step: per anchor object, one
+            row per combination of matching objects, within each input's bounds
   pubsub-fake  a Pub/Sub emulator on loopback, for streaming joins on one machine
   publish      send a JSON-lines file to a Pub/Sub topic
   nexmark      Nexmark events, and its join queries Q3, Q8, winning bids on them
@@ -198,7 +202,7 @@ func help(args []string) int {
 		return 0
 	}
 	switch args[0] {
-	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf):
+	case string(jsonjoin.Interval), string(jsonjoin.Window), string(jsonjoin.CoGroup), string(jsonjoin.AsOf), string(jsonjoin.Multi):
 		printUsage(os.Stdout, register(flag.CommandLine, jsonjoin.Op(args[0])))
 		return 0
 	case "beam":
@@ -208,5 +212,5 @@ func help(args []string) int {
 		printFlags(os.Stdout, names)
 		return 0
 	}
-	return fail(usagef("help %s: no such topic; give interval, window, cogroup, asof or beam", args[0]))
+	return fail(usagef("help %s: no such topic; give interval, window, cogroup, asof, multi or beam", args[0]))
 }

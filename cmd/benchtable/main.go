@@ -68,6 +68,7 @@ func report(w io.Writer, r results) {
 	nexmark(w, r, &t)
 	nexmarkRSS(w, r, &t)
 	stateBytes(w, r, &t)
+	multiWay(w, r, &t)
 	flinkJoins(w, r, &t)
 	flinkNexmark(w, r, &t)
 	t.print(w)
@@ -348,7 +349,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issues 6, 9, 14, 28, 30 and 49)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6, 9, 14, 28, 30, 49 and 51)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}

@@ -59,7 +59,7 @@ func before(a, b jsonl.DeadLetter) bool {
 }
 
 // The names of the counts, as Summary.Counts holds them: per side
-// ("left_in"), or of records written ("pairs_out").
+// ("left_in", "input2_in"), or of records written ("pairs_out").
 const (
 	countIn           = "in"      // valid lines: records that went to the join
 	countInvalid      = "invalid" // dead letters
@@ -191,6 +191,10 @@ func (f *countFateFn) ProcessElement(fate Fate, _ func(string, tally)) {
 	f.counts.add(fate.Side.String()+"_"+fate.Outcome.String(), tally{N: 1})
 }
 
+// countFate makes a countFateFn; fates are not progress, so it feeds no
+// hub.
+func countFate(counter) any { return &countFateFn{} }
+
 // countReaderLate is the name of the count of a side's lines that the
 // reader judged late ("left_reader_late"), and of its Beam counter.
 const countReaderLate = jsonl.ReaderLate
@@ -211,8 +215,12 @@ func (f *countReaderLateFn) ProcessElement(t beam.EventTime, _ string, _ jsonl.R
 
 // fatesCounted is the tally that marks a run whose fates were counted
 // (countFates), one per side.
-func fatesCounted(s beam.Scope) beam.PCollection {
-	return beam.ParDo(s, fatesCountedTally, beam.Create(s, "left", "right"))
+func fatesCounted(s beam.Scope, sides []accountedSide) beam.PCollection {
+	var names []any
+	for _, sd := range sides {
+		names = append(names, sd.name)
+	}
+	return beam.ParDo(s, fatesCountedTally, beam.Create(s, names...))
 }
 
 func fatesCountedTally(side string) (string, tally) { return side + "_" + countFates, tally{N: 1} }
@@ -261,7 +269,7 @@ func account(s beam.Scope, a accountingPlan, ins []input, out join.Outputs) {
 		counts = append(counts, beam.ParDo(s, a.countLate(c), global(s, out.Late)))
 	}
 	if out.Fates.IsValid() {
-		counts = append(counts, beam.ParDo(s, &countFateFn{}, global(s, out.Fates)), fatesCounted(s))
+		counts = append(counts, beam.ParDo(s, a.countFate(c), global(s, out.Fates)), fatesCounted(s, a.sides))
 	}
 	if a.path == "" {
 		return

@@ -20,9 +20,9 @@ const AsOf Op = "asof"
 
 // asofRoute is the as-of join's row of routes.
 var asofRoute = route{
-	op:   AsOf,
-	span: asofSpan, plan: planAsOf, join: joinAsOf, refuseElsewhere: refuseAsOf,
-	format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate,
+	op:    AsOf,
+	sides: twoSides, span: asofSpan, plan: planAsOf, join: joinAsOf, refuseElsewhere: refuseAsOf,
+	format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate, countFate: countFate,
 	outCounts:         []string{"pairs_out", "retractions_out", "left_unmatched_out", "left_late_out", "right_late_out"},
 	fates:             []string{"matched", "unmatched", "expired", "evicted", "late"},
 	oneLateRecordEach: true,
@@ -99,7 +99,7 @@ func refuseAsOf(c Config) error {
 // version wins) must see the line alone, or two versions of one time
 // would be told apart by their line numbers, which depend on the order of
 // the file.
-func joinAsOf(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
+func joinAsOf(s beam.Scope, j joinPlan, records []beam.PCollection) (join.Outputs, error) {
 	l, r := beam.ParDo(s.Scope("left"), dropOrigin, records[0]), beam.ParDo(s.Scope("right"), dropOrigin, records[1])
-	return join.TryAsOf[string, jsonl.Record, jsonl.Record](s, l, r, opts...)
+	return join.TryAsOf[string, jsonl.Record, jsonl.Record](s, l, r, j.options...)
 }

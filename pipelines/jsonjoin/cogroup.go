@@ -28,9 +28,9 @@ const CoGroup Op = "cogroup"
 
 // cogroupRoute is the cogroup's row of routes.
 var cogroupRoute = route{
-	op:   CoGroup,
-	span: windowSpan, plan: planCoGroup, join: joinCoGroup,
-	format: FormatGroup, formatLate: FormatWindowLate, count: countGroupRecords, countLate: countWindowLate,
+	op:    CoGroup,
+	sides: twoSides, span: windowSpan, plan: planCoGroup, join: joinCoGroup,
+	format: FormatGroup, formatLate: FormatWindowLate, count: countGroupRecords, countLate: countWindowLate, countFate: countFate,
 	outCounts: []string{"groups_out"},
 	fates:     []string{"grouped", "late"},
 }
@@ -40,8 +40,8 @@ func planCoGroup(c Config) (joinPlan, error) { return planWindowed(c, join.Route
 
 // joinCoGroup is the cogroup's stage: a cogroup record keeps each
 // value's file and line, by which FormatGroup orders a group.
-func joinCoGroup(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
-	return join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, records[0], records[1], opts...)
+func joinCoGroup(s beam.Scope, j joinPlan, records []beam.PCollection) (join.Outputs, error) {
+	return join.TryCoGroup[string, jsonl.Record, jsonl.Record](s, records[0], records[1], j.options...)
 }
 
 // Group is a cogroup record of JSON lines (see Result).

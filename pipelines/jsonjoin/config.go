@@ -12,9 +12,9 @@ import (
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
 
-// Op is which operation joins the two inputs: a route of the package,
-// named as the beamjoin command's subcommand (Interval, Window, CoGroup,
-// AsOf, each declared in the route's file).
+// Op is which operation joins the inputs: a route of the package, named
+// as the beamjoin command's subcommand (Interval, Window, CoGroup, AsOf,
+// Multi, each declared in the route's file).
 type Op string
 
 // Input is one side of a join: JSON-lines files (a name or a glob) and
@@ -24,16 +24,36 @@ type Input struct {
 	Fields  jsonl.Fields
 }
 
-// Config is a whole join of two JSON-lines inputs: what to read, how to
-// join, and where the results go. The zero values of the optional fields
-// are the beamjoin command's defaults.
+// Bounds are the bounds of one input of the multi-way join after the
+// first, relative to the first: an element at ts matches an anchor
+// element at ts(a) iff Lower <= ts - ts(a) <= Upper (join.Between).
+type Bounds struct {
+	Lower, Upper time.Duration
+}
+
+// Config is a whole join of JSON-lines inputs: what to read, how to join,
+// and where the results go. The zero values of the optional fields are
+// the beamjoin command's defaults.
 type Config struct {
-	Op          Op
+	Op Op
+	// Left and Right are the inputs of the joins of two (Interval,
+	// Window, CoGroup, AsOf).
 	Left, Right Input
+
+	// Multi only: the inputs, three or more, the anchor first (Left and
+	// Right are not set); the bounds of each input after the first,
+	// relative to the anchor, in input order; and the numbers (1-based)
+	// of the optional inputs, which a row may lack (join.Optional; the
+	// others are join.Required, and the anchor cannot be optional). The
+	// inputs are named input1…inputN in the Summary and the Progress.
+	Inputs   []Input
+	Bounds   []Bounds
+	Optional []int
 
 	// Interval only: the bounds of ts(right) - ts(left), inclusive unless
 	// marked exclusive; the emission mode; the cap on elements buffered per
-	// key (zero: none). All three joins: the allowed lateness.
+	// key (zero: none). Interval, Window, CoGroup and Multi: the allowed
+	// lateness.
 	Lower, Upper                   time.Duration
 	LowerExclusive, UpperExclusive bool
 	Emit                           join.Emit
@@ -46,7 +66,7 @@ type Config struct {
 	UniqueLeft bool
 
 	// Interval, Window and AsOf: the join type (the zero value is
-	// join.Inner). Interval and AsOf: the emission mode; for AsOf,
+	// join.Inner). Interval, AsOf and Multi: the emission mode; for AsOf,
 	// EmitFinal or EmitRetract, and the zero value, EmitImmediate, is
 	// EmitFinal.
 	Type join.Type
@@ -62,7 +82,7 @@ type Config struct {
 	// is set, or, with Gap instead of Size, session windows.
 	Size, Slide, Gap time.Duration
 
-	// Replay, when true, replays both inputs as one stream, each file in
+	// Replay, when true, replays the inputs as one stream, each file in
 	// line order, the files merged by event time, with one watermark that
 	// trails the largest time read by WatermarkLag (see jsonl.ReadAll and
 	// the Replay section of the package doc); otherwise files are read
@@ -156,7 +176,10 @@ func pubsubName(path string) (string, bool) { return strings.CutPrefix(path, Pub
 // Streaming reports whether c reads a Pub/Sub subscription: its job reads
 // a stream that has no end, and runs until it is cancelled.
 func (c Config) Streaming() bool {
-	_, l := pubsubName(c.Left.Pattern)
-	_, r := pubsubName(c.Right.Pattern)
-	return l || r
+	for _, in := range append([]Input{c.Left, c.Right}, c.Inputs...) {
+		if _, ok := pubsubName(in.Pattern); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
-// Package jsonjoin joins two JSON-lines inputs with beamjoin's transforms
-// and writes the results as JSON lines: it is the pipeline behind the
-// beamjoin command, and a Config is one command line.
+// Package jsonjoin joins JSON-lines inputs, two or (the multi-way join)
+// three or more, with beamjoin's transforms and writes the results as JSON
+// lines: it is the pipeline behind the beamjoin command, and a Config is
+// one command line.
 //
 //	c := jsonjoin.Config{
 //		Op:    jsonjoin.Interval,
@@ -13,8 +14,8 @@
 //
 // Inputs are read by package jsonl (keys as canonical JSON text, times as
 // epoch milliseconds or RFC 3339, bad lines to dead letters) and joined by
-// join.Interval, join.Window, join.CoGroup or join.AsOf with string keys
-// and jsonl.Record values. Build adds the whole join to a pipeline of one's
+// join.Interval, join.Window, join.CoGroup, join.AsOf or join.Multi with
+// string keys and jsonl.Record values. Build adds the whole join to a pipeline of one's
 // own; Run checks the files, builds and runs it, and returns its Summary.
 // How a Config becomes a pipeline, and where a new route goes:
 // docs/design/jsonjoin.md.
@@ -23,6 +24,34 @@
 // runs join.Interval's bounded path (join.Bounded), which groups each key's
 // records and sweeps them in event-time order, with no late records. With
 // Replay the files are streams, and the join runs on state and timers.
+//
+// # The multi-way join
+//
+// Op Multi joins three or more inputs, Config.Inputs, the first being the
+// anchor, in one step (join.Multi). Each input after the first has its
+// Bounds relative to the anchor, in input order, and is required (an
+// anchor line without a match in its bounds has no row) unless Optional
+// gives its number, 1-based (a row has null for it then):
+//
+//	fields := jsonl.Fields{Key: "user", Time: "ts"}
+//	c := jsonjoin.Config{
+//		Op: jsonjoin.Multi,
+//		Inputs: []jsonjoin.Input{
+//			{Pattern: "impressions.jsonl", Fields: fields},
+//			{Pattern: "clicks.jsonl", Fields: fields},
+//			{Pattern: "conversions.jsonl", Fields: fields},
+//		},
+//		Bounds:   []jsonjoin.Bounds{{Lower: 0, Upper: 10 * time.Minute}, {Lower: 0, Upper: 24 * time.Hour}},
+//		Optional: []int{3},
+//		Emit:     join.EmitFinal,
+//	}
+//
+// It takes Emit and AllowedLateness, Replay and Pub/Sub inputs as the
+// interval join does, and no Left, Right or other route's settings. Its
+// inputs are named input1 to inputN in the Summary and the Progress.
+// Files read whole take join.Multi's bounded path, whose rows are
+// EmitFinal's in every mode; replayed, the join judges lateness itself
+// (the reader does not, as it does for an interval join: see Replay).
 //
 // # Output
 //
@@ -59,6 +88,16 @@
 //
 //	{"side":"left","key":K,"time":MS,"value":{…},"judged_by":"reader"}
 //
+// Multi-way join (FormatMultiResult), records and times in input order,
+// null for an optional input without a match:
+//
+//	{"key":K,"records":[{…},{…},null],"times":[MS,MS,null]}
+//
+// with "kind":"retract" first for a row withdrawn (EmitRetract). Its late
+// elements (FormatMultiLate), I the input's number (1-based):
+//
+//	{"input":I,"key":K,"time":MS,"record":{…}}
+//
 // Dead letters (FormatDeadLetter):
 //
 //	{"file":"orders.jsonl","line":17,"error":"field \"ts\": missing","raw":"…"}
@@ -67,12 +106,14 @@
 //
 // # Replay
 //
-// With Replay (the command's --watermark-lag), both inputs are replayed as
-// one stream by package jsonl: each file in line order, the files of both
-// sides merged by event time, with one watermark, the largest time read
+// With Replay (the command's --watermark-lag), the inputs are replayed as
+// one stream by package jsonl: each file in line order, the files of all
+// inputs merged by event time, with one watermark, the largest time read
 // less WatermarkLag, reported each time that time has risen by a quarter
 // of the join's span (the interval's width plus the allowed lateness; the
-// window slide, size or session gap) and enough data has been read. The
+// window slide, size or session gap; for Multi, from the lowest lower
+// bound below zero to the highest upper bound, plus the allowed lateness)
+// and enough data has been read. The
 // lines and the watermark reports the join receives are then the same in
 // every run.
 //
@@ -91,6 +132,11 @@
 // (The join still judges late, against its keys' cleanup, any line it gets
 // behind a cleanup; in the runs measured the reader had taken every such
 // line first.)
+//
+// A multi-way join's reader judges no lateness (join.LateBehind has no
+// rule for it): the join judges it, against its keys' cleanup, so a line
+// behind the watermark may be late in one run and joined in another, as
+// below.
 //
 // For a window join or cogroup a line that comes after the watermark has
 // passed the end of its window may still be late in one run and joined in
@@ -123,20 +169,22 @@
 // letters as the reader emits them (dead letters by reason, keeping the
 // first line of each), the lines the reader judged late, and the records
 // the join makes by kind, and writes the counts to Config.Accounting, which
-// ReadSummary reads back. Per side, lines read = in (records that went to
-// the join) + reader_late + invalid. Summary.Check
+// ReadSummary reads back. Per side (left and right, or a multi-way
+// join's input1 to inputN), lines read = in (records that went to the
+// join) + reader_late + invalid. Summary.Check
 // fails an input of which no line is valid (saying which field was wrong in
 // how many lines) and, where the fates of the join's elements are counted,
 // any element without exactly one fate. They are counted for the interval
-// join, and for the window join and the cogroup of a replay or a stream
-// (their late-counting path); a window join or cogroup of files read whole
-// runs on CoGroupByKey, where nothing is late, and counts its records
-// only.
+// join, for the multi-way join (join.TrackFates: matched, unmatched for an
+// anchor whose row has none of the other inputs, expired, late), and for
+// the window join and the cogroup of a replay or a stream (their
+// late-counting path); a window join or cogroup of files read whole runs
+// on CoGroupByKey, where nothing is late, and counts its records only.
 //
 // # Progress
 //
 // Workers in the process that calls Run (Prism in process, LOOPBACK) feed
 // a progress hub as they count: lines read and the latest event time per
-// side, records made. Config.Progress receives it every ProgressEvery.
+// side (input), records made. Config.Progress receives it every ProgressEvery.
 // Workers elsewhere have no hub; their runner's UI shows their progress.
 package jsonjoin

@@ -62,24 +62,26 @@ func WorkersOf(runner string) Workers {
 }
 
 // PathError is a file of a Config that cannot be read or written. Field
-// is the Config field that names it: Left, Right, Out, Late or DeadLetter.
+// is the Config field that names it: Left, Right, Inputs[I], Out, Late or
+// DeadLetter.
 type PathError struct {
 	Field string
 	Path  string
 	Err   error
+	what  string // the file in words: "left input", "input 2", "results"
 }
 
 // Error names the file, what it is for, and what is wrong with it.
 func (e *PathError) Error() string {
-	return fmt.Sprintf("beamjoin: %s %q: %v", fieldWords[e.Field], e.Path, e.Err)
+	return fmt.Sprintf("beamjoin: %s %q: %v", e.what, e.Path, e.Err)
 }
 
 // Unwrap returns the file system's error.
 func (e *PathError) Unwrap() error { return e.Err }
 
-// fieldWords name a Config's files in errors.
+// fieldWords name a Config's outputs in errors (its inputs are named by
+// their sides' words).
 var fieldWords = map[string]string{
-	"Left": "left input", "Right": "right input",
 	"Out": "results", "Late": "late elements", "DeadLetter": "dead letters",
 }
 
@@ -99,22 +101,29 @@ func isStdio(path string) bool {
 // lost), and, when they share this machine's files, a local file whose
 // directory is missing or not writable, or that is a directory. It
 // writes nothing.
-func (c Config) CheckFiles(w Workers) error { return checkFiles(c.files(), w) }
+func (c Config) CheckFiles(w Workers) error { return checkFiles(c.files(c.sides()), w) }
 
 // namedPath is a file, a glob or a Pub/Sub name that a Config gives, with
-// the Config field that gives it, as PathError names it.
+// the Config field that gives it and the file in words, as PathError names
+// them, and whether it is one of the join's inputs.
 type namedPath struct {
-	field, path string
+	field, words, path string
+	input              bool
 }
 
-// input says whether the path is one of the join's inputs.
-func (n namedPath) input() bool { return n.field == "Left" || n.field == "Right" }
-
-// files are the inputs and outputs that c names, inputs first; an output
-// that is not given is "", except Out, which is then standard output.
-func (c Config) files() []namedPath {
-	return []namedPath{{"Left", c.Left.Pattern}, {"Right", c.Right.Pattern},
-		{"Out", cmp.Or(c.Out, "-")}, {"Late", c.Late}, {"DeadLetter", c.DeadLetter}}
+// files are the inputs, c's route's sides, and the outputs that c names,
+// inputs first; an output that is not given is "", except Out, which is
+// then standard output.
+func (c Config) files(sides []side) []namedPath {
+	var files []namedPath
+	for _, sd := range sides {
+		files = append(files, namedPath{field: sd.field, words: sd.words, path: sd.in.Pattern, input: true})
+	}
+	for _, out := range []namedPath{{field: "Out", path: cmp.Or(c.Out, "-")}, {field: "Late", path: c.Late}, {field: "DeadLetter", path: c.DeadLetter}} {
+		out.words = fieldWords[out.field]
+		files = append(files, out)
+	}
+	return files
 }
 
 // checkFiles is CheckFiles of the named files.
@@ -123,7 +132,7 @@ func checkFiles(files []namedPath, w Workers) error {
 		var err error
 		switch _, pubsub := pubsubName(f.path); {
 		case pubsub:
-		case f.input():
+		case f.input:
 			err = checkInput(f.path)
 		case f.path == "": // an output not given
 		case isStdio(f.path) && w != InProcess:
@@ -133,7 +142,7 @@ func checkFiles(files []namedPath, w Workers) error {
 			err = checkOutput(f.path)
 		}
 		if err != nil {
-			return &PathError{Field: f.field, Path: f.path, Err: err}
+			return &PathError{Field: f.field, Path: f.path, Err: err, what: f.words}
 		}
 	}
 	return nil

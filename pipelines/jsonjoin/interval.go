@@ -27,9 +27,9 @@ const Interval Op = "interval"
 
 // intervalRoute is the interval join's row of routes.
 var intervalRoute = route{
-	op:   Interval,
-	span: intervalSpan, plan: planInterval, join: joinInterval,
-	format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate,
+	op:    Interval,
+	sides: twoSides, span: intervalSpan, plan: planInterval, join: joinInterval,
+	format: FormatResult, formatLate: FormatLate, count: countResults, countLate: countLate, countFate: countFate,
 	outCounts:       []string{"pairs_out", "retractions_out", "left_unmatched_out", "right_unmatched_out", "left_late_out", "right_late_out"},
 	fates:           []string{"matched", "unmatched", "expired", "evicted", "late"},
 	fatesInCounters: true, oneLateRecordEach: true,
@@ -98,9 +98,9 @@ func intervalSpan(c Config) time.Duration { return c.Upper - c.Lower + c.Allowed
 // number of each are not carried through the join, where they would be
 // held in state or grouped for nothing (a third of the bytes of a short
 // line on a long path).
-func joinInterval(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
+func joinInterval(s beam.Scope, j joinPlan, records []beam.PCollection) (join.Outputs, error) {
 	l, r := beam.ParDo(s.Scope("left"), dropOrigin, records[0]), beam.ParDo(s.Scope("right"), dropOrigin, records[1])
-	return join.TryInterval[string, jsonl.Record, jsonl.Record](s, l, r, opts...)
+	return join.TryInterval[string, jsonl.Record, jsonl.Record](s, l, r, j.options...)
 }
 
 // dropOrigin keeps of a record only its line: Raw, not File and Line.

@@ -21,7 +21,7 @@ func TestConfigValidate(t *testing.T) {
 		{"interval", with(base(jsonjoin.Interval), func(c *jsonjoin.Config) { c.Upper = time.Minute }), ""},
 		{"fixed_windows", with(base(jsonjoin.Window), func(c *jsonjoin.Config) { c.Size = time.Hour }), ""},
 		{"sessions", with(base(jsonjoin.CoGroup), func(c *jsonjoin.Config) { c.Gap = time.Minute }), ""},
-		{"unknown_op", base("merge"), `beamjoin: unknown operation "merge" (want interval, window, cogroup or asof)`},
+		{"unknown_op", base("merge"), `beamjoin: unknown operation "merge" (want interval, window, cogroup, asof or multi)`},
 		{"no_right", with(base(jsonjoin.Interval), func(c *jsonjoin.Config) { c.Right = jsonjoin.Input{} }), "beamjoin: no right input"},
 		{"bad_path", with(base(jsonjoin.Interval), func(c *jsonjoin.Config) { c.Left.Fields.Key = "a." }), `beamjoin: left input: the key field path "a." has an empty step`},
 		{"interval_with_window", with(base(jsonjoin.Interval), func(c *jsonjoin.Config) { c.Size = time.Hour }), "beamjoin: an interval join takes no window"},

@@ -11,7 +11,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 )
 
-// Build adds the join that c describes to the pipeline: it reads both
+// Build adds the join that c describes to the pipeline: it reads the
 // inputs, joins them, and writes the results, the late elements and the
 // dead letters where c says, and the run's accounting to c.Accounting when
 // it is set. It returns an error, and adds nothing that matters, when c is
@@ -35,7 +35,7 @@ func build(s beam.Scope, p *plan) error {
 	for _, in := range ins {
 		records = append(records, in.Records)
 	}
-	out, err := p.join.stage(s, p.join.options, records)
+	out, err := p.join.stage(s, p.join, records)
 	if err != nil {
 		return err
 	}

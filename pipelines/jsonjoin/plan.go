@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/pipelines/pubsubio"
 	"github.com/beamjoin/beamjoin/transforms/join"
@@ -27,10 +28,12 @@ import (
 // stage given its part.
 type plan struct {
 	op Op
+	// sides are the route's inputs, as the Config gives them.
+	sides []side
 	// streaming says that an input is a subscription: the job never ends,
 	// its outputs are topics, and it writes no accounting.
 	streaming  bool
-	sources    []sourcePlan // left, then right
+	sources    []sourcePlan // in the order of the sides: left, then right, or input1 …
 	join       joinPlan
 	sinks      sinksPlan
 	accounting accountingPlan
@@ -39,10 +42,38 @@ type plan struct {
 	run runPlan
 }
 
+// side is one input of a Config as its route names it: the joins of two
+// name theirs left and right (twoSides), the multi-way join input1 to
+// inputN (multiSides).
+type side struct {
+	// name is the input's reader's name and the prefix of its counts:
+	// "left", "input2".
+	name string
+	// field is the Config field that gives the input, as a FieldError
+	// names it ("Left", "Inputs[1]"), and words how an error says it
+	// ("left input", "input 2").
+	field, words string
+	in           Input
+}
+
+// twoSides are the inputs of a join of two, left then right.
+func twoSides(c Config) []side {
+	return []side{{"left", "Left", "left input", c.Left}, {"right", "Right", "right input", c.Right}}
+}
+
+// sides are c's inputs as its route names them; a Config whose Op names
+// no route has a left and a right input.
+func (c Config) sides() []side {
+	if r, ok := routeOf(c.Op); ok {
+		return r.sides(c)
+	}
+	return twoSides(c)
+}
+
 // sourcePlan is one input as the read stage reads it (read.go).
 type sourcePlan struct {
-	// name is the input's side, "left" or "right": its reader's name and
-	// the prefix of its counts.
+	// name is the input's side's name ("left", "input2"): its reader's
+	// name and the prefix of its counts.
 	name string
 	// file reads the input's files when sub is empty, with every setting
 	// of the reader made: the replay's watermark and, when the reader
@@ -62,9 +93,13 @@ type sourcePlan struct {
 type joinPlan struct {
 	stage   joinFunc
 	options []join.Option
+	// inputs, for a join that takes options per input (join.Multi), make
+	// each input after the first from its records, in the order of the
+	// sources: join.Required or join.Optional, with the input's bounds.
+	inputs []func(beam.PCollection) join.MultiInput
 	// lateBehind, when the reader of a replay judges lateness (an
 	// interval or as-of join), is how far behind the watermark a line of
-	// each side, left then right, may be read and still be joined
+	// each side, in the order of the sources, may be read and still be joined
 	// (jsonl.Source.LateBehind); nil when the reader does not judge it.
 	// newPlan gives it to the sources.
 	lateBehind []time.Duration
@@ -115,9 +150,9 @@ type accountingPlan struct {
 	// sides are the inputs' names and fields, in the order of the
 	// sources: a dead letter's reason names the field at fault.
 	sides []accountedSide
-	// count and countLate make the DoFns that count the join's records
-	// and late elements.
-	count, countLate func(counter) any
+	// count, countLate and countFate make the DoFns that count the
+	// join's records, late elements and fates.
+	count, countLate, countFate func(counter) any
 }
 
 // accountedSide is an input as the accounting names it.
@@ -145,9 +180,9 @@ type runPlan struct {
 
 // FieldError is a Config that cannot be built, found by Validate: Field
 // names the Config field at fault as a Go selector ("Op", "Left.Pattern",
-// "Left.Fields.Key", "WatermarkLag", "IdleAfter", "MaxSkew", "Size", "Gap", "Out",
-// …), and Reason says what is wrong with its value, so that a command can
-// name its own flag. An option that the join itself rejects is a
+// "Left.Fields.Key", "Inputs[2].Pattern", "Bounds[0]", "WatermarkLag",
+// "IdleAfter", "MaxSkew", "Size", "Gap", "Out", …), and Reason says what
+// is wrong with its value, so that a command can name its own flag. An option that the join itself rejects is a
 // *join.OptionError instead.
 type FieldError struct {
 	Field, Reason string
@@ -167,8 +202,9 @@ func invalid(field, what, reason string) *FieldError {
 	return &FieldError{Field: field, Reason: reason, msg: msg}
 }
 
-// newPlan checks c and makes its plan: the operation; each input's reader
-// (jsonl.Source.Validate); the Pub/Sub names and settings (checkPubSub);
+// newPlan checks c and makes its plan: the operation; the reader of each
+// input, as the route names its inputs (its sides), with
+// jsonl.Source.Validate; the Pub/Sub names and settings (checkPubSub);
 // the settings that belong to another route (its refuseElsewhere); then
 // the route's own settings and the options of its join (the route's case
 // of the plan: planInterval, …). Its errors are Validate's, in this
@@ -178,18 +214,15 @@ func newPlan(c Config) (*plan, error) {
 	if !ok {
 		return nil, invalid("Op", "", fmt.Sprintf("unknown operation %q (want %s)", c.Op, routeNames()))
 	}
-	sides := []struct {
-		name, field string
-		in          Input
-	}{{"left", "Left", c.Left}, {"right", "Right", c.Right}}
+	sides := r.sides(c)
 	files := make([]jsonl.Source, len(sides))
 	for i, sd := range sides {
 		files[i] = c.fileSource(sd.name, sd.in)
 		if err := files[i].Validate(); err != nil {
-			return nil, sourceInvalid(sd.field, err)
+			return nil, sourceInvalid(sd, err)
 		}
 	}
-	if err := c.checkPubSub(); err != nil {
+	if err := c.checkPubSub(sides); err != nil {
 		return nil, err
 	}
 	for _, other := range routes {
@@ -207,7 +240,7 @@ func newPlan(c Config) (*plan, error) {
 	j.stage = r.join
 	step := watermarkStep(r.span(c))
 
-	p := &plan{op: c.Op, streaming: c.Streaming(), join: j}
+	p := &plan{op: c.Op, sides: sides, streaming: c.Streaming(), join: j}
 	for i, sd := range sides {
 		src := sourcePlan{name: sd.name}
 		if sub, ok := pubsubName(sd.in.Pattern); ok {
@@ -223,7 +256,7 @@ func newPlan(c Config) (*plan, error) {
 		p.accounting.sides = append(p.accounting.sides, accountedSide{name: sd.name, fields: sd.in.Fields})
 	}
 	p.sinks = sinksPlan{out: sinkOf(cmp.Or(c.Out, "-")), format: r.format, late: sinkOf(c.Late), formatLate: r.formatLate, deadLetter: sinkOf(c.DeadLetter)}
-	p.accounting.count, p.accounting.countLate = r.count, r.countLate
+	p.accounting.count, p.accounting.countLate, p.accounting.countFate = r.count, r.countLate, r.countFate
 	if !p.streaming {
 		p.accounting.path = c.Accounting
 	}
@@ -239,7 +272,7 @@ func planRun(c Config, runner string) (*plan, error) {
 		return nil, err
 	}
 	w := WorkersOf(runner)
-	if err := checkFiles(c.files(), w); err != nil {
+	if err := checkFiles(c.files(p.sides), w); err != nil {
 		return nil, err
 	}
 	p.run = runPlan{
@@ -255,23 +288,22 @@ func planRun(c Config, runner string) (*plan, error) {
 	return p, nil
 }
 
-// sourceInvalid is the FieldError of the side field ("Left" or "Right")
+// sourceInvalid is the FieldError of sd's field ("Left", "Inputs[1]")
 // for err, its reader's verdict on it (a *jsonl.SourceError): a missing
 // pattern is a missing input; the watermark's settings are the Config's,
 // not the side's.
-func sourceInvalid(side string, err error) error {
+func sourceInvalid(sd side, err error) error {
 	var se *jsonl.SourceError
 	if !errors.As(err, &se) {
 		return err
 	}
-	words := strings.ToLower(side) + " input"
 	switch se.Field {
 	case "Pattern":
-		return invalid(side+".Pattern", "", "no "+words)
+		return invalid(sd.field+".Pattern", "", "no "+sd.words)
 	case "WatermarkLag", "MaxLineBytes", "MaxSkew":
 		return &FieldError{Field: se.Field, Reason: se.Reason, msg: "beamjoin: " + strings.TrimPrefix(se.Error(), "beamjoin: "+se.Source+": ")}
 	}
-	return invalid(side+"."+se.Field, words, se.Reason)
+	return invalid(sd.field+"."+se.Field, sd.words, se.Reason)
 }
 
 // fileSource is the jsonl source of one side's files, but for the
@@ -310,22 +342,20 @@ var (
 	topicName        = regexp.MustCompile(`^projects/[^/]+/topics/[^/]+$`)
 )
 
-// checkPubSub reports a Pub/Sub name of the wrong form, a time attribute
-// for a file, an idle time for files or one that is not whole positive
-// milliseconds, a skew bound for files read whole or one that is not
-// whole positive milliseconds, and a file output of a streaming join
-// (files are written when a join ends, and a stream does not end).
-func (c Config) checkPubSub() error {
-	for _, in := range []struct {
-		side, field string
-		in          Input
-	}{{"left", "Left", c.Left}, {"right", "Right", c.Right}} {
-		sub, ok := pubsubName(in.in.Pattern)
+// checkPubSub reports a Pub/Sub name of the wrong form among the inputs
+// sides and the outputs, a time attribute for a file, an idle time for
+// files or one that is not whole positive milliseconds, a skew bound for
+// files read whole or one that is not whole positive milliseconds, and a
+// file output of a streaming join (files are written when a join ends,
+// and a stream does not end).
+func (c Config) checkPubSub(sides []side) error {
+	for _, sd := range sides {
+		sub, ok := pubsubName(sd.in.Pattern)
 		switch {
 		case ok && !subscriptionName.MatchString(sub):
-			return invalid(in.field+".Pattern", fmt.Sprintf("%s input %q", in.side, in.in.Pattern), "a Pub/Sub input is a subscription, "+PubSub+"projects/PROJECT/subscriptions/SUBSCRIPTION")
-		case !ok && strings.HasPrefix(in.in.Fields.Time, AttributeTime):
-			return invalid(in.field+".Fields.Time", in.side+" input", fmt.Sprintf("time %q is a message attribute, and only Pub/Sub inputs have attributes", in.in.Fields.Time))
+			return invalid(sd.field+".Pattern", fmt.Sprintf("%s %q", sd.words, sd.in.Pattern), "a Pub/Sub input is a subscription, "+PubSub+"projects/PROJECT/subscriptions/SUBSCRIPTION")
+		case !ok && strings.HasPrefix(sd.in.Fields.Time, AttributeTime):
+			return invalid(sd.field+".Fields.Time", sd.words, fmt.Sprintf("time %q is a message attribute, and only Pub/Sub inputs have attributes", sd.in.Fields.Time))
 		}
 	}
 	switch {

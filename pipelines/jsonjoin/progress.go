@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,10 +23,13 @@ import (
 type Progress struct {
 	// Elapsed is the time since the run started.
 	Elapsed time.Duration
-	// Lines are the lines read per side, left then right; Time the latest
-	// event time read per side (zero before the first record).
-	Lines [2]int64
-	Time  [2]time.Time
+	// Sides are the names of the inputs, as a Summary's Sides: nil for
+	// left and right, input1 to inputN for a multi-way join.
+	Sides []string
+	// Lines are the lines read per side, in the order of the sides; Time
+	// the latest event time read per side (zero before the first record).
+	Lines []int64
+	Time  []time.Time
 	// Out is the result records made so far (they are written at the end).
 	Out int64
 	// Done is set on the last report, made when the job has finished.
@@ -35,6 +39,8 @@ type Progress struct {
 // String is the progress as the beamjoin command prints it:
 //
 //	beamjoin: 25s: left 120345 lines read (event time 2024-05-01T10:22:00Z), right 98002 lines read (…); 45120 records out
+//
+// A multi-way join's inputs are input1, input2, ….
 func (p Progress) String() string { return p.format("") }
 
 // Stopped is the progress of a stream that was stopped, as the beamjoin
@@ -50,12 +56,20 @@ func (p Progress) format(what string) string {
 		round = 100 * time.Millisecond
 	}
 	fmt.Fprintf(&b, "beamjoin: %s%v:", what, p.Elapsed.Round(round))
-	for i, side := range []string{"left", "right"} {
+	sides := p.Sides
+	if sides == nil {
+		sides = leftRight
+	}
+	for i, side := range sides {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, " %s %d lines read", side, p.Lines[i])
-		if !p.Time[i].IsZero() {
+		var lines int64
+		if i < len(p.Lines) {
+			lines = p.Lines[i]
+		}
+		fmt.Fprintf(&b, " %s %d lines read", side, lines)
+		if i < len(p.Time) && !p.Time[i].IsZero() {
 			fmt.Fprintf(&b, " (event time %s)", p.Time[i].UTC().Format(time.RFC3339))
 		}
 	}
@@ -69,13 +83,22 @@ const noTime = math.MinInt64
 // hub is the progress of one run, fed by its DoFns. A nil hub counts
 // nothing.
 type hub struct {
-	lines   [2]atomic.Int64
-	maxTime [2]atomic.Int64
+	sides   []string // as Progress.Sides
+	index   map[string]int
+	lines   []atomic.Int64
+	maxTime []atomic.Int64
 	records atomic.Int64
 }
 
-func newHub() *hub {
-	h := &hub{}
+// newHub is the hub of a run whose inputs are named sides.
+func newHub(sides []string) *hub {
+	h := &hub{index: map[string]int{}, lines: make([]atomic.Int64, len(sides)), maxTime: make([]atomic.Int64, len(sides))}
+	if !slices.Equal(sides, leftRight) {
+		h.sides = sides
+	}
+	for i, side := range sides {
+		h.index[side] = i
+	}
 	h.reset()
 	return h
 }
@@ -88,20 +111,13 @@ func (h *hub) reset() {
 	h.records.Store(0)
 }
 
-func sideIndex(side string) int {
-	if side == "right" {
-		return 1
-	}
-	return 0
-}
-
 // line counts a line read on side, a record at time ms or a dead letter
 // (noTime).
 func (h *hub) line(side string, ms int64) {
 	if h == nil {
 		return
 	}
-	i := sideIndex(side)
+	i := h.index[side]
 	h.lines[i].Add(1)
 	for {
 		cur := h.maxTime[i].Load()
@@ -119,7 +135,8 @@ func (h *hub) out() {
 }
 
 func (h *hub) progress(elapsed time.Duration) Progress {
-	p := Progress{Elapsed: elapsed, Out: h.records.Load()}
+	p := Progress{Elapsed: elapsed, Sides: h.sides, Out: h.records.Load(),
+		Lines: make([]int64, len(h.lines)), Time: make([]time.Time, len(h.lines))}
 	for i := range h.lines {
 		p.Lines[i] = h.lines[i].Load()
 		if ms := h.maxTime[i].Load(); ms != noTime {
@@ -132,13 +149,13 @@ func (h *hub) progress(elapsed time.Duration) Progress {
 // hubs are the progress hubs of this process's runs, by id.
 var hubs sync.Map
 
-// registerHub makes a hub for a run and returns its id; unregister it with
-// hubs.Delete.
-func registerHub() (string, *hub) {
+// registerHub makes a hub for a run whose inputs are named sides and
+// returns its id; unregister it with hubs.Delete.
+func registerHub(sides []string) (string, *hub) {
 	var b [8]byte
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	h := newHub()
+	h := newHub(sides)
 	hubs.Store(id, h)
 	return id, h
 }

@@ -227,7 +227,7 @@ func TestPubSubEmitFinalWhileRunning(t *testing.T) {
 	}
 	if sum.Stream == nil {
 		t.Error("the summary has no progress of the stream")
-	} else if got := sum.Stream.Lines; got != [2]int64{lefts, rights} {
+	} else if got := sum.Stream.Lines; !slices.Equal(got, []int64{lefts, rights}) {
 		t.Errorf("the summary's lines read: %v, want [%d %d]", got, lefts, rights)
 	}
 	collect()

@@ -31,7 +31,7 @@ type input struct {
 }
 
 // read is the read stage: it reads the inputs srcs, in their order.
-// Files are read together, through jsonl (a replay is one stream of both
+// Files are read together, through jsonl (a replay is one stream of all
 // inputs, with one watermark: see jsonl.ReadAll); subscriptions are
 // streams of their own, read through pubsubio.
 func read(s beam.Scope, srcs []sourcePlan) ([]input, error) {

@@ -3,7 +3,7 @@
 // routes (its case of the plan, its join stage, how its records are
 // written and counted, what its summary shows). A route's parts, its row
 // among them, live in a file of its own (interval.go, window.go,
-// cogroup.go, asof.go); routes lists the rows. Adding a route is adding
+// cogroup.go, asof.go, multi.go); routes lists the rows. Adding a route is adding
 // its file and its row here: see docs/design/jsonjoin.md.
 
 package jsonjoin
@@ -26,6 +26,12 @@ func init() {
 type route struct {
 	// op names the route, as Config.Op and the command's subcommand.
 	op Op
+	// sides are the route's inputs in a Config, named: a join of two's
+	// left and right (twoSides), the multi-way join's input1 to inputN.
+	// The sources, the accounting, the summary and the progress take
+	// them in this order, and a dead letter's or a count's side is its
+	// name.
+	sides func(Config) []side
 	// span is how long an element waits in the join for partners, or the
 	// time between two window ends: a replay reports its watermark each
 	// time its event time has risen by a quarter of it (watermarkStep).
@@ -49,8 +55,10 @@ type route struct {
 	// join as a line (a function registered with Beam).
 	format, formatLate any
 	// count and countLate make the DoFns that count them (with the
-	// counter of the accounting stage).
-	count, countLate func(counter) any
+	// counter of the accounting stage), and countFate the one that counts
+	// the fates of its elements, when the join tracks them
+	// (join.TrackFates).
+	count, countLate, countFate func(counter) any
 	// outCounts are the counts of records written, in the order the
 	// summary shows them; fates are the fates of an element of the
 	// join, as FateColumns returns them.
@@ -59,6 +67,10 @@ type route struct {
 	// of every element, so that a summary of counters has them
 	// (summarizeCounters).
 	fatesInCounters bool
+	// fromCounter, when set, is the name of the count that a Beam counter
+	// of the join counts, for a summary of counters; without it, the
+	// counters are named as the counts.
+	fromCounter func(counter string) string
 	// oneLateRecordEach says that the join writes one late record per
 	// late element, so that Summary.Check wants as many as it counts late
 	// (else at least as many: a window join's late element is written
@@ -68,9 +80,10 @@ type route struct {
 }
 
 // joinFunc is a join stage: it joins the records of the inputs, keyed
-// and timestamped, in the order of the plan's sources (left, then
-// right), with opts.
-type joinFunc func(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error)
+// and timestamped, in the order of the plan's sources (left, then right),
+// as j says: with j.options, and j.inputs for a join that takes options
+// per input.
+type joinFunc func(s beam.Scope, j joinPlan, records []beam.PCollection) (join.Outputs, error)
 
 // routes are the package's joins, in the order an error that wants one
 // of them names them: newPlan knows an Op by its row (routeOf).
@@ -79,6 +92,7 @@ var routes = []route{
 	windowRoute,
 	cogroupRoute,
 	asofRoute,
+	multiRoute,
 }
 
 // routeOf returns the route of op, and whether there is one.
@@ -92,7 +106,7 @@ func routeOf(op Op) (route, bool) {
 }
 
 // routeNames are the routes' names, as an error that wants one of them
-// says them: "interval, window, cogroup or asof".
+// says them: "interval, window, cogroup, asof or multi".
 func routeNames() string {
 	var names []string
 	for _, r := range routes {

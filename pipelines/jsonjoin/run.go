@@ -74,10 +74,14 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 		defer os.RemoveAll(dir)
 		p.accounting.path = filepath.Join(dir, "accounting.jsonl")
 	}
+	var sides []string
+	for _, sd := range p.accounting.sides {
+		sides = append(sides, sd.name)
+	}
 	var h *hub
 	if p.run.hub {
 		var id string
-		id, h = registerHub()
+		id, h = registerHub(sides)
 		defer hubs.Delete(id)
 		p.accounting.hub = id
 	}
@@ -94,7 +98,7 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	if p.streaming {
 		start := time.Now()
 		jobID, err := runStreaming(ctx, p.run.runner, pipeline)
-		sum := Summary{Op: p.op, Ran: true, JobID: jobID}
+		sum := Summary{Op: p.op, Sides: summarySides(sides), Ran: true, JobID: jobID}
 		if h != nil {
 			p := h.progress(time.Since(start))
 			p.Done = true
@@ -118,11 +122,11 @@ func Run(ctx context.Context, c Config, runner string) (Summary, error) {
 	}
 	switch {
 	case pr == nil:
-		return Summary{Op: p.op}, nil
+		return Summary{Op: p.op, Sides: summarySides(sides)}, nil
 	case p.accounting.path == "":
-		return summarizeCounters(p.op, pr), nil
+		return summarizeCounters(p.op, sides, pr), nil
 	}
-	return readSummary(ctx, p.op, p.accounting.path)
+	return readSummary(ctx, p.op, sides, p.accounting.path)
 }
 
 // ConfigError is a Config that could not be built into a pipeline.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestRunAccounting(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !last.Done || last.Lines != [2]int64{10, 8} || last.Out != 7 {
+	if !last.Done || !slices.Equal(last.Lines, []int64{10, 8}) || last.Out != 7 {
 		t.Errorf("last progress report: done %v, lines %v, out %d; want done, [10 8], 7", last.Done, last.Lines, last.Out)
 	}
 	if want := time.UnixMilli(420001); !last.Time[1].Equal(want) {

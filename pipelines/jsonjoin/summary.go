@@ -26,6 +26,10 @@ import (
 // Summary is what became of a run's input lines and what the run wrote.
 type Summary struct {
 	Op Op
+	// Sides are the names of the inputs, in order, as the counts of each
+	// are prefixed: input1 to inputN for a multi-way join; nil for the
+	// joins of two, whose sides are left and right.
+	Sides []string
 	// Ran is false when the runner ran nothing: a dry run, which only
 	// translates the job.
 	Ran bool
@@ -37,17 +41,18 @@ type Summary struct {
 	// that reached the join (FateColumns), so that Check can account for
 	// each.
 	Fates bool
-	// Counts are per side, "left_" or "right_" and read (lines), invalid
+	// Counts are per side, "left_" or "right_" (or "input1_" …) and read
+	// (lines), invalid
 	// (dead letters), in (records that went to the join), reader_late
 	// (records that the reader of a replay judged late and sent to the
 	// late output, not to the join; see the package doc's Replay), the fates
 	// matched, unmatched, expired, evicted, grouped and late, unmatched_out
 	// and late_out (records written: for window and cogroup, one per
 	// element and window it missed); and of records written: pairs_out,
-	// retractions_out, groups_out.
+	// retractions_out, groups_out, rows_out (multi).
 	Counts map[string]int64
-	// DeadLetters are the invalid lines per side and reason, left first,
-	// then by the most lines.
+	// DeadLetters are the invalid lines per side and reason, in the order
+	// of the sides, then by the most lines.
 	DeadLetters []DeadLetters
 	// Stream is, for a streaming job (see Config.Streaming) whose workers
 	// ran in this process, what it had done when it stopped, as counted
@@ -62,7 +67,7 @@ type Summary struct {
 
 // DeadLetters are the invalid lines of one side that have one reason.
 type DeadLetters struct {
-	Side string // "left" or "right"
+	Side string // "left", "right", or "input1" …
 	// Reason is what is wrong with them, without what varies from line to
 	// line: `field "ts": missing`, `field "ts": not a valid time`, `bad
 	// JSON`, `not a JSON object`, `blank line`, `line over the size limit`.
@@ -72,11 +77,33 @@ type DeadLetters struct {
 	Example jsonl.DeadLetter
 }
 
+// leftRight are the sides of the joins of two, a Summary's sides when its
+// Sides are nil.
+var leftRight = []string{"left", "right"}
+
+// sides are the names of s's inputs: its Sides, or left and right.
+func (s Summary) sides() []string {
+	if s.Sides == nil {
+		return leftRight
+	}
+	return s.Sides
+}
+
+// summarySides are a Summary's Sides for inputs named names: nil for left
+// and right.
+func summarySides(names []string) []string {
+	if slices.Equal(names, leftRight) {
+		return nil
+	}
+	return names
+}
+
 func (s *Summary) sortDeadLetters() {
+	sides := s.sides()
 	sort.SliceStable(s.DeadLetters, func(i, j int) bool {
 		a, b := s.DeadLetters[i], s.DeadLetters[j]
 		if a.Side != b.Side {
-			return a.Side == "left"
+			return slices.Index(sides, a.Side) < slices.Index(sides, b.Side)
 		}
 		if a.N != b.N {
 			return a.N > b.N
@@ -88,12 +115,17 @@ func (s *Summary) sortDeadLetters() {
 // ReadSummary reads the accounting that a run of the join c describes
 // wrote to c.Accounting, local or in a Beam file system such as gs://.
 func ReadSummary(ctx context.Context, c Config) (Summary, error) {
-	return readSummary(ctx, c.Op, c.Accounting)
+	var sides []string
+	for _, sd := range c.sides() {
+		sides = append(sides, sd.name)
+	}
+	return readSummary(ctx, c.Op, sides, c.Accounting)
 }
 
-// readSummary reads the accounting of a join of op at path.
-func readSummary(ctx context.Context, op Op, path string) (Summary, error) {
-	sum := Summary{Op: op, Ran: true, FromRecords: true, Counts: map[string]int64{}}
+// readSummary reads the accounting of a join of op, with inputs named
+// sides, at path.
+func readSummary(ctx context.Context, op Op, sides []string, path string) (Summary, error) {
+	sum := Summary{Op: op, Sides: summarySides(sides), Ran: true, FromRecords: true, Counts: map[string]int64{}}
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
 		return sum, fmt.Errorf("beamjoin: the run's accounting %s: %w", path, err)
@@ -133,28 +165,33 @@ func (s *Summary) read(r io.Reader) error {
 			s.Counts[l.Count] += l.N
 		}
 	}
-	for _, side := range []string{"left", "right"} {
+	for _, side := range s.sides() {
 		s.Counts[side+"_read"] = s.Counts[side+"_"+countIn] + s.Counts[side+"_"+countReaderLate] + s.Counts[side+"_"+countInvalid]
 	}
 	s.sortDeadLetters()
 	return sc.Err()
 }
 
-// summarizeCounters is the summary of a run on a runner whose workers
-// could not write the accounting where this process can read it: its Beam
-// counters.
-func summarizeCounters(op Op, pr beam.PipelineResult) Summary {
+// summarizeCounters is the summary of a run of a join of op, with inputs
+// named sides, on a runner whose workers could not write the accounting
+// where this process can read it: its Beam counters.
+func summarizeCounters(op Op, sides []string, pr beam.PipelineResult) Summary {
 	r, _ := routeOf(op)
-	sum := Summary{Op: op, Ran: true, Fates: r.fatesInCounters, Counts: map[string]int64{}}
+	sum := Summary{Op: op, Sides: summarySides(sides), Ran: true, Fates: r.fatesInCounters, Counts: map[string]int64{}}
 	for _, c := range pr.Metrics().AllMetrics().Counters() {
-		if c.Namespace() == join.Namespace {
-			sum.Counts[c.Name()] += c.Result()
+		if c.Namespace() != join.Namespace {
+			continue
 		}
+		name := c.Name()
+		if r.fromCounter != nil {
+			name = r.fromCounter(name)
+		}
+		sum.Counts[name] += c.Result()
 	}
 	// A line the reader judged late is written as a late record without
 	// passing the join, whose counter (late_out) does not see it; the
 	// accounting counts it in both, and so does this.
-	for _, side := range []string{"left", "right"} {
+	for _, side := range sum.sides() {
 		if n := sum.Counts[side+"_"+countReaderLate]; n > 0 && slices.Contains(r.outCounts, side+"_"+countLateOut) {
 			sum.Counts[side+"_"+countLateOut] += n
 		}
@@ -189,7 +226,7 @@ func FateColumns(op Op) []string {
 // the fates of those that went to the join, dead letters.
 func (s Summary) String() string {
 	cols := []string{"read", "in"}
-	if s.Counts["left_"+countReaderLate]+s.Counts["right_"+countReaderLate] > 0 {
+	if slices.ContainsFunc(s.sides(), func(side string) bool { return s.Counts[side+"_"+countReaderLate] > 0 }) {
 		cols = append(cols, countReaderLate)
 	}
 	if s.Fates {
@@ -199,7 +236,7 @@ func (s Summary) String() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "side\t%s\n", strings.Join(cols, "\t"))
-	for _, side := range []string{"left", "right"} {
+	for _, side := range s.sides() {
 		fmt.Fprint(tw, side)
 		for _, c := range cols {
 			fmt.Fprintf(tw, "\t%d", s.Counts[side+"_"+c])
@@ -224,7 +261,7 @@ func (s Summary) String() string {
 	}
 	b.WriteString("\n")
 	if s.Fates && !rt.oneLateRecordEach {
-		for _, side := range []string{"left", "right"} {
+		for _, side := range s.sides() {
 			b.WriteString(s.equation(side) + "\n")
 		}
 	}
@@ -256,7 +293,7 @@ func (s Summary) equation(side string) string {
 func (s Summary) Check() error {
 	rt, _ := routeOf(s.Op)
 	var errs []error
-	for _, side := range []string{"left", "right"} {
+	for _, side := range s.sides() {
 		n := func(c string) int64 { return s.Counts[side+"_"+c] }
 		if n("read") > 0 && n("in")+n(countReaderLate) == 0 {
 			errs = append(errs, s.noValidLine(side))
@@ -303,7 +340,7 @@ func (s Summary) noValidLine(side string) error {
 	if len(why) == 0 { // counted by counters, without reasons
 		why = append(why, fmt.Sprintf("%d of %d lines are dead letters", s.Counts[side+"_invalid"], read))
 	}
-	return fmt.Errorf("beamjoin: no line of the %s input is valid: %s", side, strings.Join(why, "; "))
+	return fmt.Errorf("beamjoin: no line of %s is valid: %s", sideWords(side), strings.Join(why, "; "))
 }
 
 // InvalidReasons says in a few words why lines were invalid, e.g.
@@ -311,7 +348,7 @@ func (s Summary) noValidLine(side string) error {
 // first; "" when none were.
 func (s Summary) InvalidReasons() string {
 	var parts []string
-	for _, side := range []string{"left", "right"} {
+	for _, side := range s.sides() {
 		var why []string
 		for _, d := range s.DeadLetters {
 			if d.Side == side {
@@ -323,6 +360,14 @@ func (s Summary) InvalidReasons() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sideWords say a side in a sentence: "the left input", "input2".
+func sideWords(side string) string {
+	if slices.Contains(leftRight, side) {
+		return "the " + side + " input"
+	}
+	return side
 }
 
 // cut shortens s to about n bytes, on a rune boundary, marking the cut.

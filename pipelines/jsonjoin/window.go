@@ -29,9 +29,9 @@ const Window Op = "window"
 
 // windowRoute is the window join's row of routes.
 var windowRoute = route{
-	op:   Window,
-	span: windowSpan, plan: planWindow, join: joinWindow,
-	format: FormatWindowResult, formatLate: FormatWindowLate, count: countWindowResults, countLate: countWindowLate,
+	op:    Window,
+	sides: twoSides, span: windowSpan, plan: planWindow, join: joinWindow,
+	format: FormatWindowResult, formatLate: FormatWindowLate, count: countWindowResults, countLate: countWindowLate, countFate: countFate,
 	outCounts: []string{"pairs_out", "left_unmatched_out", "right_unmatched_out"},
 	fates:     []string{"matched", "unmatched", "expired", "late"},
 }
@@ -101,8 +101,8 @@ func windowSpan(c Config) time.Duration {
 }
 
 // joinWindow is the window join's stage.
-func joinWindow(s beam.Scope, opts []join.Option, records []beam.PCollection) (join.Outputs, error) {
-	return join.TryWindow[string, jsonl.Record, jsonl.Record](s, records[0], records[1], opts...)
+func joinWindow(s beam.Scope, j joinPlan, records []beam.PCollection) (join.Outputs, error) {
+	return join.TryWindow[string, jsonl.Record, jsonl.Record](s, records[0], records[1], j.options...)
 }
 
 // The record types of the window join of JSON lines (see Result).

@@ -56,6 +56,7 @@ func lateLines(s beam.Scope, format any, late beam.PCollection, ins []input) bea
 	}
 	for i, in := range ins {
 		if in.ReaderLate.IsValid() {
+			// Only the reader of a join of two judges lateness.
 			side := [...]join.Side{join.Left, join.Right}[i]
 			all = append(all, beam.ParDo(s, &formatReaderLateFn{Side: side}, in.ReaderLate))
 		}

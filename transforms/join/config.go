@@ -46,6 +46,8 @@ type config struct {
 	maxAge        time.Duration // MaxAge (AsOf)
 	strict        bool          // Strict (AsOf)
 	set           setMask
+	calls         []optionCall // the options that set a value one option may set (given)
+	contradiction [2]string    // the first two of calls that contradict each other
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
 	gatherBytes     int  // tests only: the bounded paths' gatherers' Hold; 0: the default
@@ -141,6 +143,9 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 			return c, fmt.Errorf("beamjoin: %s: option %d is nil", op, i)
 		}
 		o.apply(&c)
+	}
+	if a := c.contradiction; a[0] != "" {
+		return c, fmt.Errorf("beamjoin: %s: %s and %s contradict each other: give one of them", op, a[0], a[1])
 	}
 	if c.inputsBounded && !c.streaming {
 		c.bounded = true // bounded inputs take the bounded path (withInputs)
@@ -368,13 +373,14 @@ const (
 	RouteWindow
 	RouteCoGroup
 	RouteAsOf
+	RouteMulti
 )
 
 var routeWords = words{what: "route", kind: "Route", names: []string{
-	RouteInterval: "interval", RouteWindow: "window", RouteCoGroup: "cogroup", RouteAsOf: "asof",
+	RouteInterval: "interval", RouteWindow: "window", RouteCoGroup: "cogroup", RouteAsOf: "asof", RouteMulti: "multi",
 }}
 
-// String returns "interval", "window", "cogroup" or "asof".
+// String returns "interval", "window", "cogroup", "asof" or "multi".
 func (r Route) String() string { return routeWords.name(uint8(r)) }
 
 // MarshalText returns the route's String form; an unknown route is an
@@ -408,22 +414,28 @@ func (r Route) Check(opts ...Option) error {
 	case RouteAsOf:
 		_, err := asofConfig(opts)
 		return err
+	case RouteMulti:
+		// Multi's own options; each input's are checked with its input.
+		_, err := newConfig("join.Multi", multiOptions, opts)
+		return err
 	}
 	_, err := r.MarshalText()
 	return err
 }
 
-// inputsBounded is the option TryInterval and TryAsOf add when both of
-// their inputs are bounded: the bounded path, unless Streaming is given.
+// inputsBounded is the option TryInterval, TryAsOf and TryMulti add when
+// all of their inputs are bounded: the bounded path, unless Streaming is given.
 func inputsBounded() Option {
 	return optionFunc(func(c *config) { c.inputsBounded = true })
 }
 
-// withInputs is opts with inputsBounded added when left and right are
-// both bounded PCollections.
-func withInputs(opts []Option, left, right beam.PCollection) []Option {
-	if !isBounded(left) || !isBounded(right) {
-		return opts
+// withInputs is opts with inputsBounded added when every one of inputs
+// is a bounded PCollection.
+func withInputs(opts []Option, inputs ...beam.PCollection) []Option {
+	for _, in := range inputs {
+		if !isBounded(in) {
+			return opts
+		}
 	}
 	return append(opts[:len(opts):len(opts)], inputsBounded())
 }

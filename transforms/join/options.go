@@ -6,6 +6,7 @@ package join
 // options are combined and checked is in config.go.
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
@@ -25,9 +26,44 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-func (t Type) apply(c *config) { c.typ = t; c.set |= setType }
+func (t Type) apply(c *config) {
+	c.given(setType, typeOptionNames[min(int(t), len(typeOptionNames)-1)])
+	c.typ = t
+	c.set |= setType
+}
 
-func (e Emit) apply(c *config) { c.emit = e; c.set |= setEmit }
+func (e Emit) apply(c *config) {
+	c.given(setEmit, emitOptionNames[min(int(e), len(emitOptionNames)-1)])
+	c.emit = e
+	c.set |= setEmit
+}
+
+// The options' names as a caller writes them, for the error that names two
+// contradicting options; an unknown value is named by its kind.
+var (
+	typeOptionNames = []string{Inner: "Inner", LeftOuter: "LeftOuter", RightOuter: "RightOuter", FullOuter: "FullOuter", FullOuter + 1: "a join type"}
+	emitOptionNames = []string{EmitImmediate: "EmitImmediate", EmitFinal: "EmitFinal", EmitRetract: "EmitRetract", EmitRetract + 1: "an emission mode"}
+)
+
+// optionCall is an option that sets a value only one option may set, as
+// the caller wrote it.
+type optionCall struct {
+	bit  setMask
+	call string
+}
+
+// given records that the option call set what bit stands for. An earlier
+// option that set it otherwise contradicts it: the first such pair is
+// kept, and the config is refused with both named (newConfig). The same
+// option given twice is no contradiction.
+func (c *config) given(bit setMask, call string) {
+	for _, g := range c.calls {
+		if g.bit == bit && g.call != call && c.contradiction[0] == "" {
+			c.contradiction = [2]string{g.call, call}
+		}
+	}
+	c.calls = append(c.calls, optionCall{bit, call})
+}
 
 // Between sets the interval join's bounds: a left element l and a right
 // element r with the same key match iff lower <= ts(r) - ts(l) <= upper.
@@ -35,6 +71,7 @@ func (e Emit) apply(c *config) { c.emit = e; c.set |= setEmit }
 // them. Flink's intervalJoin().between(lower, upper) is the same pair.
 func Between(lower, upper time.Duration) Option {
 	return optionFunc(func(c *config) {
+		c.given(setBounds, fmt.Sprintf("Between(%v, %v)", lower, upper))
 		c.bounds.Lower, c.bounds.Upper = lower, upper
 		c.set |= setBounds
 	})
@@ -58,7 +95,11 @@ func UpperExclusive() Option {
 // fired: an element that arrives in that time adds a late pane to its
 // window (see Window), and only one that arrives later is late.
 func AllowedLateness(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.lateness = d; c.set |= setLateness })
+	return optionFunc(func(c *config) {
+		c.given(setLateness, fmt.Sprintf("AllowedLateness(%v)", d))
+		c.lateness = d
+		c.set |= setLateness
+	})
 }
 
 // WindowInto windows both inputs of CoGroup or Window with fn before they are

@@ -24,14 +24,15 @@ const Namespace = "beamjoin"
 // beam.PCollection, whose IsValid method returns false.
 type Outputs struct {
 	// Records are the join's records: Result[K,L,R] for Interval and AsOf,
-	// WindowResult[K,L,R] for Window, Group[K,L,R] for CoGroup.
+	// WindowResult[K,L,R] for Window, Group[K,L,R] for CoGroup,
+	// MultiResult[K,V] for Multi.
 	Records beam.PCollection
 	// Late are the elements the join judged late: LateElement[K,L,R] for
-	// Interval and AsOf, always; WindowLateElement[K,L,R] for Window and CoGroup,
-	// with ReportLate only.
+	// Interval and AsOf, always; MultiLateElement[K,V] for Multi, always;
+	// WindowLateElement[K,L,R] for Window and CoGroup, with ReportLate only.
 	Late beam.PCollection
-	// Fates are Fate[K] records, exactly one per input element, with
-	// TrackFates only.
+	// Fates are Fate[K] records (MultiFate[K] for Multi), exactly one per
+	// input element, with TrackFates only.
 	Fates beam.PCollection
 }
 

@@ -271,9 +271,9 @@ func Bounded() Option {
 	return optionFunc(func(c *config) { c.bounded = true; c.set |= setBounded })
 }
 
-// Streaming makes Interval or AsOf run their streaming path even when
-// both inputs are bounded, where they otherwise take the bounded path by
-// themselves (see Bounded).
+// Streaming makes Interval, AsOf or Multi run their streaming path even
+// when all their inputs are bounded, where they otherwise take the bounded
+// path by themselves (see Bounded).
 //
 //	out := join.Interval[string, Order, Payment](s, orders, payments,
 //		join.Between(0, 15*time.Minute), join.MaxBufferedPerKey(1000), join.Streaming())

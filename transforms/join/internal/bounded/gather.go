@@ -127,6 +127,32 @@ type Gathering struct {
 // PCollection<KV<[]byte, []Part>> keyed by runner key, each element at its
 // runner key's hold.
 func Gather(s beam.Scope, op string, sides [2]beam.PCollection, g Gathering) (beam.PCollection, error) {
+	var gathered [2]beam.PCollection
+	for side, in := range sides {
+		gathered[side] = beam.ParDo(s.Scope(raw.SideName[side]), g.fn(op), in)
+	}
+	return raw.Flatten(s, op, gathered)
+}
+
+// GatherAll is Gather for a join of any number of inputs (the multi-way
+// join's), each gathered in a scope named by its number, "input1" for the
+// first. The gatherer keeps each value's Side as it is, so a join of more
+// than two inputs says which input a value comes from in the value itself
+// (Groups, whose state format has two sides, keeps it).
+func GatherAll(s beam.Scope, op string, inputs []beam.PCollection, g Gathering) (beam.PCollection, error) {
+	gathered := make([]beam.PCollection, len(inputs))
+	for i, in := range inputs {
+		gathered[i] = beam.ParDo(s.Scope(fmt.Sprintf("input%d", i+1)), g.fn(op), in)
+	}
+	all, err := beam.TryFlatten(s, gathered...)
+	if err != nil {
+		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
+	}
+	return all, nil
+}
+
+// fn is the gatherer of g for the join op.
+func (g Gathering) fn(op string) *bucketGatherFn {
 	hold, shards := g.Hold, g.Shards
 	if hold <= 0 {
 		hold = DefaultHold
@@ -134,12 +160,7 @@ func Gather(s beam.Scope, op string, sides [2]beam.PCollection, g Gathering) (be
 	if shards <= 0 {
 		shards = DefaultShards
 	}
-	var gathered [2]beam.PCollection
-	for side, in := range sides {
-		fn := &bucketGatherFn{Op: op, Hold: hold, Buckets: g.Buckets, Shards: shards, Key: g.Key}
-		gathered[side] = beam.ParDo(s.Scope(raw.SideName[side]), fn, in)
-	}
-	return raw.Flatten(s, op, gathered)
+	return &bucketGatherFn{Op: op, Hold: hold, Buckets: g.Buckets, Shards: shards, Key: g.Key}
 }
 
 // bucketGatherFn stamps each tagged value with its event time, places it

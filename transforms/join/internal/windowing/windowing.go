@@ -44,6 +44,22 @@ func Shared(op string, left, right beam.PCollection) (Inputs, error) {
 	return Inputs{strategy: l}, nil
 }
 
+// SharedByAll returns the windowing of cols, the inputs of the event-time
+// join op in order (the multi-way join's anchor first), or an error naming
+// the first input windowed differently from the first, and both
+// windowings.
+func SharedByAll(op string, cols []beam.PCollection) (Inputs, error) {
+	first := cols[0].WindowingStrategy()
+	for i, col := range cols[1:] {
+		if w := col.WindowingStrategy(); !sameWindowing(first, w) {
+			return Inputs{}, fmt.Errorf("beamjoin: %s: the inputs are windowed differently: input 1 by %s, input %d by %s; "+
+				"window all alike (the join runs in event time across windows and gives its results the inputs' windowing)",
+				op, describeWindowing(first), i+2, describeWindowing(w))
+		}
+	}
+	return Inputs{strategy: first}, nil
+}
+
 // global reports whether the inputs are in the global window, where the
 // join runs anyway.
 func (w Inputs) global() bool { return w.strategy.Fn.Kind == window.GlobalWindows }

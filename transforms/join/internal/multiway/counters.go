@@ -1,0 +1,41 @@
+package multiway
+
+import (
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+)
+
+// Namespace is the metrics namespace, package join's Namespace.
+const Namespace = "beamjoin"
+
+// counters are the multi-way join's metrics: per input (numbered from 1
+// in the names) the elements in and each fate; rows and retractions out,
+// stale firings, and a distribution of the elements buffered per key.
+type counters struct {
+	in                []beam.Counter
+	fate              [][match.Late + 1]beam.Counter
+	rows, retractions beam.Counter
+	staleFirings      beam.Counter
+	bufferedPerKey    beam.Distribution
+}
+
+// CounterName is the name of input i's counter of what (in, or a fate's
+// name: matched, unmatched, expired, late).
+func CounterName(i int, what string) string { return fmt.Sprintf("multi_input%d_%s", i+1, what) }
+
+func newCounters(n int) *counters {
+	c := &counters{in: make([]beam.Counter, n), fate: make([][match.Late + 1]beam.Counter, n)}
+	for i := range n {
+		c.in[i] = beam.NewCounter(Namespace, CounterName(i, "in"))
+		for f := match.Matched; f <= match.Late; f++ {
+			c.fate[i][f] = beam.NewCounter(Namespace, CounterName(i, f.String()))
+		}
+	}
+	c.rows = beam.NewCounter(Namespace, "multi_rows_out")
+	c.retractions = beam.NewCounter(Namespace, "multi_retractions_out")
+	c.staleFirings = beam.NewCounter(Namespace, "multi_stale_firings")
+	c.bufferedPerKey = beam.NewDistribution(Namespace, "multi_buffered_per_key")
+	return c
+}
