@@ -22,7 +22,7 @@ const (
 // The packages under transforms/join/internal, each an engine or a shared
 // package: a package added there is classified here.
 var (
-	engines = []string{"interval", "asof", "windowed"}
+	engines = []string{"interval", "asof", "windowed", "multiway"}
 	shared  = []string{"raw", "timertag", "runnerkey", "bounded", "windowing", "bagstate", "statetest"}
 	// cores are the matching cores, which import nothing of the joins.
 	cores = []string{module + "transforms/internal/match", module + "transforms/internal/panes"}
