@@ -66,7 +66,7 @@ func TestE2EDryRunStateful(t *testing.T) {
 			continue
 		}
 		found = append(found, tr.GetUniqueName())
-		if !strings.HasSuffix(tr.GetUniqueName(), "/join.Interval/join.intervalFn") {
+		if !strings.HasSuffix(tr.GetUniqueName(), "/join.Interval/interval.intervalFn") {
 			continue
 		}
 		if len(pd.GetStateSpecs()) == 0 {
@@ -92,8 +92,8 @@ func TestE2EDryRunStateful(t *testing.T) {
 			t.Errorf("%s: input coder %s, want a KV coder", tr.GetUniqueName(), c.GetSpec().GetUrn())
 		}
 	}
-	if !slices.ContainsFunc(found, func(n string) bool { return strings.HasSuffix(n, "/join.Interval/join.intervalFn") }) {
-		t.Errorf("no stateful join.intervalFn in the translated pipeline; stateful ParDos: %v", found)
+	if !slices.ContainsFunc(found, func(n string) bool { return strings.HasSuffix(n, "/join.Interval/interval.intervalFn") }) {
+		t.Errorf("no stateful interval.intervalFn in the translated pipeline; stateful ParDos: %v", found)
 	}
 }
 

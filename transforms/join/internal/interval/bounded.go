@@ -37,8 +37,8 @@ func init() {
 		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), error](&sweepFn{})
 }
 
-// joinBounded is the bounded path: sides, each side's tagged
-// PCollection<KV<K, encoded>>, become the join's records and its late
+// buildBounded is the bounded path: sides, each side's tagged
+// PCollection<KV<K, raw.Encoded>>, become the join's records and its late
 // elements, the same PCollections the streaming path's stateful DoFn
 // produces. key is the coder of K, with which a group's key is written; op
 // names the join in errors.
