@@ -249,15 +249,8 @@ func TryMulti[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInp
 			return Outputs{}, fmt.Errorf("%w (input %d)", err, i+1)
 		}
 	}
-	for _, t := range multiTypes[K, V]()[:3] {
-		key, ok := runtime.TypeKey(t)
-		if !ok {
-			continue
-		}
-		if _, ok := runtime.LookupType(key); !ok {
-			return Outputs{}, fmt.Errorf("beamjoin: %s: the type %v is not registered with Beam, so a worker could not decode it: "+
-				"add join.RegisterMultiTypes[%s, %s]() to an init function of the program", op, t, typeName[K](), typeName[V]())
-		}
+	if err := checkRegisteredBy(op, fmt.Sprintf("join.RegisterMultiTypes[%s, %s]()", typeName[K](), typeName[V]()), multiTypes[K, V]()[:3]...); err != nil {
+		return Outputs{}, err
 	}
 	ws, err := windowing.SharedByAll(op, cols)
 	if err != nil {

@@ -188,6 +188,13 @@ func RegisterTypes[K, L, R any]() {
 // not hold, as the transform op's error naming the RegisterTypes call to
 // add.
 func checkRegistered[K, L, R any](op string, types ...reflect.Type) error {
+	return checkRegisteredBy(op, fmt.Sprintf("join.RegisterTypes[%s, %s, %s]()", typeName[K](), typeName[L](), typeName[R]()), types...)
+}
+
+// checkRegisteredBy reports the first of types that Beam's registry does
+// not hold, as the transform op's error naming call, the call that
+// registers them.
+func checkRegisteredBy(op, call string, types ...reflect.Type) error {
 	for _, t := range types {
 		key, ok := runtime.TypeKey(t)
 		if !ok {
@@ -195,8 +202,7 @@ func checkRegistered[K, L, R any](op string, types ...reflect.Type) error {
 		}
 		if _, ok := runtime.LookupType(key); !ok {
 			return fmt.Errorf("beamjoin: %s: the type %v is not registered with Beam, so a worker could not decode it: "+
-				"add join.RegisterTypes[%s, %s, %s]() to an init function of the program",
-				op, t, typeName[K](), typeName[L](), typeName[R]())
+				"add %s to an init function of the program", op, t, call)
 		}
 	}
 	return nil

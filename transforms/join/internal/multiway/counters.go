@@ -5,10 +5,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 )
-
-// Namespace is the metrics namespace, package join's Namespace.
-const Namespace = "beamjoin"
 
 // counters are the multi-way join's metrics: per input (numbered from 1
 // in the names) the elements in and each fate; rows and retractions out,
@@ -28,14 +26,14 @@ func CounterName(i int, what string) string { return fmt.Sprintf("multi_input%d_
 func newCounters(n int) *counters {
 	c := &counters{in: make([]beam.Counter, n), fate: make([][match.Late + 1]beam.Counter, n)}
 	for i := range n {
-		c.in[i] = beam.NewCounter(Namespace, CounterName(i, "in"))
+		c.in[i] = beam.NewCounter(raw.Namespace, CounterName(i, "in"))
 		for f := match.Matched; f <= match.Late; f++ {
-			c.fate[i][f] = beam.NewCounter(Namespace, CounterName(i, f.String()))
+			c.fate[i][f] = beam.NewCounter(raw.Namespace, CounterName(i, f.String()))
 		}
 	}
-	c.rows = beam.NewCounter(Namespace, "multi_rows_out")
-	c.retractions = beam.NewCounter(Namespace, "multi_retractions_out")
-	c.staleFirings = beam.NewCounter(Namespace, "multi_stale_firings")
-	c.bufferedPerKey = beam.NewDistribution(Namespace, "multi_buffered_per_key")
+	c.rows = beam.NewCounter(raw.Namespace, "multi_rows_out")
+	c.retractions = beam.NewCounter(raw.Namespace, "multi_retractions_out")
+	c.staleFirings = beam.NewCounter(raw.Namespace, "multi_stale_firings")
+	c.bufferedPerKey = beam.NewDistribution(raw.Namespace, "multi_buffered_per_key")
 	return c
 }

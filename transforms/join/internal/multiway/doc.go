@@ -14,8 +14,10 @@
 // there (Rules.IsLate), as the interval join judges it.
 //
 // It rests on the Beam Go SDK (bag state, one event-time timer family with
-// tags), the shared matching vocabulary of transforms/internal/match
-// (Emit, Fate, NoProgress) and coders for the bundle cache's keys. It
+// tags: package timertag), the shared matching vocabulary of
+// transforms/internal/match (Emit, Fate, NoProgress), coders for the
+// bundle cache's keys, package bounded for its bounded path and package
+// raw for it and the metrics namespace. It
 // imports no other engine and not package join, which turns options into
 // a Config and decodes the Rows it emits into typed records.
 // docs/design/multiway.md explains the design and its costs.
