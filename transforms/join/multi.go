@@ -24,8 +24,8 @@ import (
 
 func init() {
 	register.DoFn4x1[beam.EventTime, beam.X, multiway.Row, func(beam.Y), error](&multiResultFn{})
-	register.DoFn4x1[beam.EventTime, beam.X, multiway.Tagged, func(beam.Y), error](&multiLateFn{})
-	register.DoFn4x0[beam.EventTime, beam.X, multiway.FateRecord, func(beam.Y)](&multiFateFn{})
+	register.DoFn4x1[beam.EventTime, beam.X, raw.Encoded, func(beam.Y), error](&multiLateFn{})
+	register.DoFn4x0[beam.EventTime, beam.X, raw.FateRecord, func(beam.Y)](&multiFateFn{})
 }
 
 // MultiInput is an input of Multi after the anchor, made by Required or
@@ -269,31 +269,35 @@ func TryMulti[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInp
 		return Outputs{}, err
 	}
 	ec := multiway.Config{Rules: rules, CleanupEvery: cfg.multiCleanupEvery(rules), Horizon: cfg.horizon.Milliseconds(), Fates: cfg.trackFates, Key: key}
-	var raw []beam.PCollection
+	var outs []beam.PCollection
 	if cfg.bounded {
-		raw, err = multiway.Bounded(s.Scope("bounded"), ec, cols, values, bounded.Gathering{Hold: cfg.gatherBytes, Shards: cfg.boundedShards})
+		outs, err = multiway.Bounded(s.Scope("bounded"), ec, cols, values, bounded.Gathering{Hold: cfg.gatherBytes, Shards: cfg.boundedShards})
 		if err != nil {
 			return Outputs{}, err
 		}
 	} else {
 		var tagged []beam.PCollection
 		for i, col := range cols {
-			tagged = append(tagged, beam.ParDo(s.Scope(fmt.Sprintf("input%d", i+1)), &multiway.TagFn{Input: uint8(i), Value: values[i]}, col))
+			t, err := raw.Encode(s.Scope(fmt.Sprintf("input%d", i+1)), match.Side(i), values[i], col)
+			if err != nil {
+				return Outputs{}, err
+			}
+			tagged = append(tagged, t)
 		}
 		all, err := beam.TryFlatten(s, tagged...)
 		if err != nil {
 			return Outputs{}, fmt.Errorf("beamjoin: %s: %w", op, err)
 		}
-		raw = beam.ParDoN(s, multiway.NewFn(ec), all)
+		outs = beam.ParDoN(s, multiway.NewFn(ec), all)
 	}
 	resultType, lateType, fateType := multiTypes[K, V]()[0], multiTypes[K, V]()[1], multiTypes[K, V]()[2]
-	records := beam.ParDo(s.Scope("results"), &multiResultFn{Out: beam.EncodedType{T: resultType}, Value: value}, raw[0],
+	records := beam.ParDo(s.Scope("results"), &multiResultFn{Out: beam.EncodedType{T: resultType}, Value: value}, outs[0],
 		beam.TypeDefinition{Var: beam.YType, T: resultType})
-	late := beam.ParDo(s.Scope("late"), &multiLateFn{Out: beam.EncodedType{T: lateType}, Value: value}, raw[1],
+	late := beam.ParDo(s.Scope("late"), &multiLateFn{Out: beam.EncodedType{T: lateType}, Value: value}, outs[1],
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
 	out := Outputs{Records: ws.Restore(s.Scope("results"), records, cfg.lateness), Late: ws.Restore(s.Scope("late"), late, cfg.lateness)}
 	if cfg.trackFates {
-		out.Fates = beam.ParDo(s.Scope("fates"), &multiFateFn{Out: beam.EncodedType{T: fateType}}, raw[2], beam.TypeDefinition{Var: beam.YType, T: fateType})
+		out.Fates = beam.ParDo(s.Scope("fates"), &multiFateFn{Out: beam.EncodedType{T: fateType}}, outs[2], beam.TypeDefinition{Var: beam.YType, T: fateType})
 	}
 	return out, nil
 }
@@ -351,9 +355,9 @@ func (f *multiLateFn) Setup() error {
 	return f.Value.Setup()
 }
 
-func (f *multiLateFn) ProcessElement(et beam.EventTime, key beam.X, in multiway.Tagged, emit func(beam.Y)) error {
+func (f *multiLateFn) ProcessElement(et beam.EventTime, key beam.X, in raw.Encoded, emit func(beam.Y)) error {
 	v := reflect.New(f.Out.T).Elem()
-	v.Field(f.input).Set(reflect.ValueOf(int(in.Input)))
+	v.Field(f.input).Set(reflect.ValueOf(int(in.Side)))
 	v.Field(f.key).Set(reflect.ValueOf(key))
 	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
 	x, err := f.Value.Decode(in.Value)
@@ -368,13 +372,19 @@ func (f *multiLateFn) ProcessElement(et beam.EventTime, key beam.X, in multiway.
 // multiFateFn builds the author's MultiFate[K] from a fate record.
 type multiFateFn struct {
 	Out beam.EncodedType
+
+	input, key, time, outcome int
 }
 
-func (f *multiFateFn) ProcessElement(et beam.EventTime, key beam.X, r multiway.FateRecord, emit func(beam.Y)) {
+func (f *multiFateFn) Setup() error {
+	return fieldIndexes(f.Out.T, map[string]*int{"Input": &f.input, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
+}
+
+func (f *multiFateFn) ProcessElement(et beam.EventTime, key beam.X, r raw.FateRecord, emit func(beam.Y)) {
 	v := reflect.New(f.Out.T).Elem()
-	v.FieldByName("Input").Set(reflect.ValueOf(int(r.Input)))
-	v.FieldByName("Key").Set(reflect.ValueOf(key))
-	v.FieldByName("Time").Set(reflect.ValueOf(et.ToTime().UTC()))
-	v.FieldByName("Outcome").Set(reflect.ValueOf(Outcome(raw.OutcomeOf(match.Fate(r.Fate)))))
+	v.Field(f.input).Set(reflect.ValueOf(int(r.Side)))
+	v.Field(f.key).Set(reflect.ValueOf(key))
+	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
+	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))
 	emit(v.Interface())
 }

@@ -161,14 +161,5 @@ SELECT CASE WHEN m IS NULL THEN 'unmatched ' || id || ' -' ELSE 'pair ' || id ||
   SELECT l.id AS id, (SELECT r.id FROM r WHERE r.k = l.k AND r.ts <= l.ts AND r.ts >= l.ts - 1800000
                       ORDER BY r.ts DESC, r.raw DESC LIMIT 1) AS m FROM l);
 `)
-	cmd := exec.Command("sqlite3", ":memory:")
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(sql.String())
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("sqlite3: %v", err)
-	}
-	got := lines(string(out))
-	slices.Sort(got)
-	return got
+	return runSQLite(t, dir, sql.String())
 }

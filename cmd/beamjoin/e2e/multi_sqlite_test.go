@@ -149,14 +149,5 @@ func sqliteMulti(t *testing.T, dir string, joins [2]string, tables ...[]string) 
   %s b ON b.k = a.k AND b.ts - a.ts BETWEEN 0 AND 10000
   %s c ON c.k = a.k AND c.ts - a.ts BETWEEN -5000 AND 30000;
 `, joins[0], joins[1])
-	cmd := exec.Command("sqlite3", ":memory:")
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(sql.String())
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("sqlite3: %v", err)
-	}
-	got := lines(string(out))
-	slices.Sort(got)
-	return got
+	return runSQLite(t, dir, sql.String())
 }

@@ -169,14 +169,23 @@ SELECT 'pair ' || l.id || ' ' || r.id FROM l JOIN r ON r.k = l.k AND r.ts - l.ts
 UNION ALL SELECT 'unmatched ' || l.id || ' -' FROM l WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.k = l.k AND r.ts - l.ts BETWEEN 0 AND 900000)
 UNION ALL SELECT 'unmatched - ' || r.id FROM r WHERE NOT EXISTS (SELECT 1 FROM l WHERE l.k = r.k AND r.ts - l.ts BETWEEN 0 AND 900000);
 `)
+	return runSQLite(t, dir, sql.String())
+}
+
+// runSQLite runs sql in an in-memory SQLite database from dir and returns
+// the lines it prints, sorted.
+func runSQLite(t *testing.T, dir, sql string) []string {
+	t.Helper()
 	cmd := exec.Command("sqlite3", ":memory:")
 	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(sql.String())
+	cmd.Stdin = strings.NewReader(sql)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("sqlite3: %v", err)
 	}
-	return lines(string(out))
+	got := lines(string(out))
+	slices.Sort(got)
+	return got
 }
 
 func writeLines(t *testing.T, path string, ls []string) {

@@ -27,7 +27,7 @@ func init() {
 	register.DoFn3x1[beam.X, beam.Y, func(beam.X, raw.Encoded), error](&PackFn{})
 	register.Emitter2[beam.X, raw.Encoded]()
 	register.DoFn9x1[context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, []bounded.Part,
-		func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, Tagged), func(beam.EventTime, beam.X, FateRecord), error](&SweepFn{})
+		func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, beam.X, raw.FateRecord), error](&SweepFn{})
 }
 
 // op names the join in errors.
@@ -99,13 +99,13 @@ func (f *SweepFn) Setup() error {
 
 // ProcessElement collects a gathered element.
 func (f *SweepFn) ProcessElement(_ context.Context, et beam.EventTime, sp state.Provider, tp timers.Provider, _ []byte, parts []bounded.Part,
-	_ func(beam.EventTime, beam.X, Row), _ func(beam.EventTime, beam.X, Tagged), _ func(beam.EventTime, beam.X, FateRecord)) error {
+	_ func(beam.EventTime, beam.X, Row), _ func(beam.EventTime, beam.X, raw.Encoded), _ func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	return bounded.GroupsOf(&f.Groups, &f.Release).Add(op, sp, tp, et, parts)
 }
 
 // OnTimer releases the shard's values and emits each key's rows.
 func (f *SweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Provider, _ []byte, tc timers.Context,
-	emit func(beam.EventTime, beam.X, Row), _ func(beam.EventTime, beam.X, Tagged), emitFate func(beam.EventTime, beam.X, FateRecord)) error {
+	emit func(beam.EventTime, beam.X, Row), _ func(beam.EventTime, beam.X, raw.Encoded), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	var swept error
 	err := bounded.GroupsOf(&f.Groups, &f.Release).Each(op, sp, tc.Tag, &f.Config.Key, func(key beam.X, entries []match.Entry[[]byte]) {
 		if swept == nil {
@@ -120,7 +120,7 @@ func (f *SweepFn) OnTimer(ctx context.Context, sp state.Provider, tp timers.Prov
 
 // sweep computes a key's rows from its entries, each a packed value.
 func (f *SweepFn) sweep(ctx context.Context, key beam.X, entries []match.Entry[[]byte],
-	emit func(beam.EventTime, beam.X, Row), emitFate func(beam.EventTime, beam.X, FateRecord)) error {
+	emit func(beam.EventTime, beam.X, Row), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	r := f.Config.Rules
 	b := NewBuffer(len(r.Inputs))
 	in := make([]int64, len(r.Inputs))

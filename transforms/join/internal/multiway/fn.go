@@ -18,44 +18,16 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/timertag"
 )
 
 func init() {
-	register.DoFn10x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, Tagged,
-		func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, Tagged), func(beam.EventTime, beam.X, FateRecord), error](&Fn{})
+	register.DoFn10x1[context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
+		func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, beam.X, raw.FateRecord), error](&Fn{})
 	register.Emitter3[beam.EventTime, beam.X, Row]()
-	register.Emitter3[beam.EventTime, beam.X, Tagged]()
-	register.Emitter3[beam.EventTime, beam.X, FateRecord]()
-	register.DoFn3x1[beam.X, beam.Y, func(beam.X, Tagged), error](&TagFn{})
-	register.Emitter2[beam.X, Tagged]()
-}
-
-// Tagged is an element tagged with its input's index and encoded with its
-// input's value coder: what the join's one keyed PCollection holds, and
-// what it gives back for a late element.
-type Tagged struct {
-	Input uint8
-	Value []byte
-}
-
-// TagFn tags one input's values and encodes them.
-type TagFn struct {
-	Input uint8
-	Value coders.Element
-}
-
-// Setup rebuilds the value coder.
-func (f *TagFn) Setup() error { return f.Value.Setup() }
-
-// ProcessElement tags and encodes v.
-func (f *TagFn) ProcessElement(k beam.X, v beam.Y, emit func(beam.X, Tagged)) error {
-	b, err := f.Value.Encode(v)
-	if err != nil {
-		return err
-	}
-	emit(k, Tagged{Input: f.Input, Value: b})
-	return nil
+	register.Emitter3[beam.EventTime, beam.X, raw.Encoded]()
+	register.Emitter3[beam.EventTime, beam.X, raw.FateRecord]()
 }
 
 // The kinds of a Row, numbered as package join's Kind.
@@ -84,13 +56,6 @@ func rowOf(kind uint8, elems []*Elem) Row {
 		}
 	}
 	return r
-}
-
-// FateRecord is the fate of one input element (match.Fate), emitted at
-// the element's time when TrackFates is on.
-type FateRecord struct {
-	Input uint8
-	Fate  uint8
 }
 
 // Config is a join's configuration, as package join derives it from its
@@ -143,12 +108,12 @@ func (f *Fn) Setup() error {
 
 // StartBundle drops the bundle cache: a key's state may have changed on
 // another worker since the last bundle.
-func (f *Fn) StartBundle(func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, Tagged), func(beam.EventTime, beam.X, FateRecord)) {
+func (f *Fn) StartBundle(func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, beam.X, raw.FateRecord)) {
 	f.cache = nil
 }
 
 // FinishBundle drops the bundle cache.
-func (f *Fn) FinishBundle(func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, Tagged), func(beam.EventTime, beam.X, FateRecord)) {
+func (f *Fn) FinishBundle(func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, beam.X, raw.FateRecord)) {
 	f.cache = nil
 }
 
@@ -191,10 +156,10 @@ func (f *Fn) load(sp state.Provider, w beam.Window, key beam.X) (*keyState, stri
 
 // ProcessElement joins an arriving element and buffers it, or reports it
 // late.
-func (f *Fn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in Tagged,
-	emit func(beam.EventTime, beam.X, Row), emitLate func(beam.EventTime, beam.X, Tagged), emitFate func(beam.EventTime, beam.X, FateRecord)) error {
+func (f *Fn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, in raw.Encoded,
+	emit func(beam.EventTime, beam.X, Row), emitLate func(beam.EventTime, beam.X, raw.Encoded), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	r := f.Config.Rules
-	i := int(in.Input)
+	i := int(in.Side)
 	if i >= len(r.Inputs) {
 		return fmt.Errorf("beamjoin: join.Multi: element of input %d, the join has %d", i+1, len(r.Inputs))
 	}
@@ -263,7 +228,7 @@ func (f *Fn) arrived(ctx context.Context, b *Buffer, key beam.X, e *Elem, emit f
 // is stale (the key was cleaned up since, or its timer moved): it sets
 // the timer again and changes nothing.
 func (f *Fn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp state.Provider, tp timers.Provider, key beam.X, tc timers.Context,
-	emit func(beam.EventTime, beam.X, Row), _ func(beam.EventTime, beam.X, Tagged), emitFate func(beam.EventTime, beam.X, FateRecord)) error {
+	emit func(beam.EventTime, beam.X, Row), _ func(beam.EventTime, beam.X, raw.Encoded), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) error {
 	ks, ck, err := f.load(sp, w, key)
 	if err != nil {
 		return err
@@ -306,7 +271,7 @@ func (f *Fn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp s
 // its rows under EmitFinal and marking its partners matched if it has a
 // row, then the other inputs' elements, whose partners all expired
 // before or with them. Each gets its fate.
-func (f *Fn) expire(ctx context.Context, b *Buffer, key beam.X, t int64, emit func(beam.EventTime, beam.X, Row), emitFate func(beam.EventTime, beam.X, FateRecord)) {
+func (f *Fn) expire(ctx context.Context, b *Buffer, key beam.X, t int64, emit func(beam.EventTime, beam.X, Row), emitFate func(beam.EventTime, beam.X, raw.FateRecord)) {
 	r := f.Config.Rules
 	for i := range b.By {
 		n := 0
@@ -347,9 +312,9 @@ func (f *Fn) expire(ctx context.Context, b *Buffer, key beam.X, t int64, emit fu
 
 // fate counts the fate of an element of input i at ts, and emits it when
 // the join tracks fates.
-func (f *Fn) fate(ctx context.Context, key beam.X, i int, ts int64, fate match.Fate, emitFate func(beam.EventTime, beam.X, FateRecord)) {
+func (f *Fn) fate(ctx context.Context, key beam.X, i int, ts int64, fate match.Fate, emitFate func(beam.EventTime, beam.X, raw.FateRecord)) {
 	f.c.fate[i][fate].Inc(ctx, 1)
 	if f.Config.Fates {
-		emitFate(beam.EventTime(ts), key, FateRecord{Input: uint8(i), Fate: uint8(fate)})
+		emitFate(beam.EventTime(ts), key, raw.FateRecord{Side: uint8(i), Outcome: uint8(raw.OutcomeOf(fate))})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -169,7 +170,7 @@ func play(t *testing.T, cfg Config, events []event, rng *rand.Rand) *run {
 				delete(s.tm, d.t.Tag)
 				trace(t, "wm %d fire %s %+v", r.wm, d.key, d.t)
 				err := fn.OnTimer(ctx, window.GlobalWindow{}, beam.EventTime(d.t.HoldTimestamp), s.st, s.tm, d.key, timers.Context{Family: d.t.Family, Tag: d.t.Tag},
-					emit, func(beam.EventTime, beam.X, Tagged) { t.Fatal("a firing emitted a late element") }, r.emitFate(&out))
+					emit, func(beam.EventTime, beam.X, raw.Encoded) { t.Fatal("a firing emitted a late element") }, r.emitFate(&out))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,8 +188,8 @@ func play(t *testing.T, cfg Config, events []event, rng *rand.Rand) *run {
 			if !onTime {
 				r.behind[e.value()] = true
 			}
-			err := fn.ProcessElement(ctx, window.GlobalWindow{}, beam.EventTime(e.Time), s.st, s.tm, e.Key, Tagged{Input: uint8(e.Input), Value: []byte(e.value())},
-				r.emit(&out, e.Key, cfg.Rules.Lateness), func(_ beam.EventTime, _ beam.X, in Tagged) {
+			err := fn.ProcessElement(ctx, window.GlobalWindow{}, beam.EventTime(e.Time), s.st, s.tm, e.Key, raw.Encoded{Side: uint8(e.Input), Value: []byte(e.value())},
+				r.emit(&out, e.Key, cfg.Rules.Lateness), func(_ beam.EventTime, _ beam.X, in raw.Encoded) {
 					out = append(out, func() { r.late[string(in.Value)] = true })
 					if onTime {
 						r.problems = append(r.problems, fmt.Sprintf("%s judged late, on time at watermark %d", in.Value, r.wm))
@@ -258,14 +259,14 @@ func (r *run) emit(out *[]func(), key string, slack int64) func(beam.EventTime, 
 	}
 }
 
-func (r *run) emitFate(out *[]func()) func(beam.EventTime, beam.X, FateRecord) {
-	return func(et beam.EventTime, key beam.X, f FateRecord) {
-		v := fmt.Sprintf("%s/%d@%d", key, f.Input, et.Milliseconds())
+func (r *run) emitFate(out *[]func()) func(beam.EventTime, beam.X, raw.FateRecord) {
+	return func(et beam.EventTime, key beam.X, f raw.FateRecord) {
+		v := fmt.Sprintf("%s/%d@%d", key, f.Side, et.Milliseconds())
 		*out = append(*out, func() {
 			if old, ok := r.fates[v]; ok {
-				r.problems = append(r.problems, fmt.Sprintf("%s has two fates, %v and %v", v, old, match.Fate(f.Fate)))
+				r.problems = append(r.problems, fmt.Sprintf("%s has two fates, %v and %v", v, old, match.Fate(f.Outcome)))
 			}
-			r.fates[v] = match.Fate(f.Fate)
+			r.fates[v] = match.Fate(f.Outcome)
 		})
 	}
 }

@@ -29,7 +29,8 @@ func init() {
 }
 
 // Encoded is a value tagged with its side and encoded with its input's
-// coder.
+// coder. For the multi-way join, Side is the input's index (0 for the
+// anchor), up to 63.
 type Encoded struct {
 	Side  uint8
 	Value []byte
@@ -111,8 +112,9 @@ type Record struct {
 	Left, Right         []byte
 }
 
-// FateRecord says what became of an element: its side and Outcome. Its
-// element timestamp is the element's.
+// FateRecord says what became of an element: its side (for the multi-way
+// join, its input's index) and Outcome. Its element timestamp is the
+// element's.
 type FateRecord struct {
 	Side, Outcome uint8
 }
