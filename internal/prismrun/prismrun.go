@@ -71,7 +71,7 @@ import (
 const Runner = "prism-retry"
 
 // Attempts is how many times Run runs a pipeline at most.
-const Attempts = 3
+const Attempts = 5
 
 // NoSplits is the Prism experiment that turns dynamic bundle splitting off.
 // Prism v2.77 splits a slow bundle of a stateful DoFn and can then lose or

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,6 +94,15 @@ func (f *fakeJob) execute(context.Context) (beam.PipelineResult, error) {
 	return nil, nil
 }
 
+// laterAttempts are the attempts after the first: 2 to Attempts.
+func laterAttempts() []int {
+	var a []int
+	for i := 2; i <= Attempts; i++ {
+		a = append(a, i)
+	}
+	return a
+}
+
 func TestRunRetriesOnlyTheRace(t *testing.T) {
 	race, stop, assertion := progressRace(t), stuck(t), errors.New("actual PCollection does not match expected values")
 	tests := []struct {
@@ -105,10 +115,10 @@ func TestRunRetriesOnlyTheRace(t *testing.T) {
 		{"success at once", nil, 1, nil, ""},
 		{"the race once, then success", []error{race}, 2, []int{2}, ""},
 		{"the race twice, then success", []error{race, race}, 3, []int{2, 3}, ""},
-		{"the race every time", []error{race, race, race, race}, 3, []int{2, 3}, "rerunning is safe"},
+		{"the race every time", slices.Repeat([]error{race}, Attempts+1), Attempts, laterAttempts(), "rerunning is safe"},
 		{"stuck once, then success", []error{stop}, 2, []int{2}, ""},
 		{"the race, then stuck, then success", []error{race, stop}, 3, []int{2, 3}, ""},
-		{"stuck every time", []error{stop, stop, stop}, 3, []int{2, 3}, "declared the job stuck"},
+		{"stuck every time", slices.Repeat([]error{stop}, Attempts), Attempts, laterAttempts(), "declared the job stuck"},
 		{"an assertion failure is not retried", []error{assertion}, 1, nil, "does not match"},
 		{"an assertion failure after the race", []error{race, assertion}, 2, []int{2}, "does not match"},
 	}
@@ -187,7 +197,7 @@ func TestRunRecoversAnUnsendableFailure(t *testing.T) {
 		wantErr string
 	}{
 		{"stuck, with keys that are not UTF-8, then success", []error{stuckWithRawKeys}, 2, ""},
-		{"stuck every time", []error{stuckWithRawKeys, stuckWithRawKeys, stuckWithRawKeys}, 3, "declared the job stuck"},
+		{"stuck every time", slices.Repeat([]error{stuckWithRawKeys}, Attempts), Attempts, "declared the job stuck"},
 		{"another failure is returned at once", []error{errors.New("panic in DoFn: \xff")}, 1, "panic in DoFn"},
 		{"nothing logged: the refusal as it is", []error{nil}, 1, unsendable},
 	}
