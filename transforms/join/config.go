@@ -43,6 +43,7 @@ type config struct {
 	reportLate    bool          // ReportLate
 	trackFates    bool          // TrackFates
 	uniqueLeft    bool          // UniqueLeft
+	hotAfter      int           // HotKeyThreshold; 0: the default; -1: NoHotKeyDetection
 	maxAge        time.Duration // MaxAge (AsOf)
 	strict        bool          // Strict (AsOf)
 	set           setMask
@@ -94,6 +95,7 @@ const (
 	setUniqueLeft
 	setStreaming
 	setTestOnly
+	setHotKeys
 )
 
 var optionNames = []struct {
@@ -122,12 +124,13 @@ var optionNames = []struct {
 	{setUniqueLeft, "UniqueLeft"},
 	{setStreaming, "Streaming"},
 	{setTestOnly, "a test-only option"},
+	{setHotKeys, "HotKeyThreshold"},
 }
 
 // The options each transform takes.
 const (
 	intervalOptions = setBounds | setLowerExclusive | setUpperExclusive | setType | setEmit | setLateness |
-		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setUniqueLeft | setStreaming | setTestOnly
+		setMaxBuffered | setCleanupEvery | setHotKeyBuckets | setBounded | setBoundedBucket | setProgressHorizon | setBundleCacheBytes | setTrackFates | setSplitKeys | setUniqueLeft | setStreaming | setTestOnly | setHotKeys
 	windowOptions  = setType | setWindow | setLateness | setReportLate | setTrackFates
 	coGroupOptions = setWindow | setLateness | setReportLate | setTrackFates
 	asofOptions    = setType | setEmit | setMaxAge | setStrict | setBounded | setStreaming | setProgressHorizon | setTestOnly
@@ -180,6 +183,11 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
 	case c.set&setBoundedBucket != 0 && (c.bucketWidth < time.Millisecond || c.bucketWidth%time.Millisecond != 0):
 		return c, fmt.Errorf("beamjoin: %s: BoundedBucket(%v) must be a positive whole number of milliseconds", op, c.bucketWidth)
+	case c.set&setHotKeys != 0 && c.hotAfter == 0 || c.hotAfter < -1:
+		return c, fmt.Errorf("beamjoin: %s: HotKeyThreshold(%d) must be positive (NoHotKeyDetection turns detection off)", op, c.hotAfter)
+	case c.hotAfter > 0 && !c.bounded && (c.split || c.maxBuffered > 0 || c.uniqueLeft):
+		other, why := c.hotConflict()
+		return c, fmt.Errorf("beamjoin: %s: HotKeyThreshold(%d) cannot be combined with %s, which %s", op, c.hotAfter, other, why)
 	case c.set&setCleanupEvery != 0 && (c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0):
 		return c, fmt.Errorf("beamjoin: %s: CleanupEvery(%v) must be a positive whole number of milliseconds", op, c.cleanupEvery)
 	}
@@ -332,8 +340,34 @@ func (c config) interval() interval.Config {
 		Rules: c.rules(), MaxBuffered: c.maxBuffered, CleanupEvery: c.cleanupMillis(), Horizon: c.horizon.Milliseconds(),
 		Split: c.split, SplitWidth: c.splitWidth.Milliseconds(), Bounded: c.bounded, BucketWidth: c.bucketWidth.Milliseconds(),
 		CacheBytes: c.cacheBytes, NoCache: c.noCache, NoAppendCleanup: c.noAppendCleanup, Fates: c.trackFates, UniqueLeft: c.uniqueLeft,
-		GatherBytes: c.gatherBytes, Shards: c.boundedShards,
+		GatherBytes: c.gatherBytes, Shards: c.boundedShards, HotAfter: c.hotKeyThreshold(),
 	}
+}
+
+// hotConflict names the option that HotKeyThreshold cannot be combined
+// with, and why.
+func (c config) hotConflict() (string, string) {
+	switch {
+	case c.split:
+		return c.splitOption(), "splits every key already"
+	case c.maxBuffered > 0:
+		return fmt.Sprintf("MaxBufferedPerKey(%d)", c.maxBuffered), "counts a key's elements in one place"
+	}
+	return "UniqueLeft", "needs a key's left element in one place"
+}
+
+// hotKeyThreshold is the interval engine's HotAfter: HotKeyThreshold's, or
+// the default; 0 (off) under NoHotKeyDetection, and where the join's
+// layout or rules need a key's elements in one place or split them anyway
+// (HotKeyThreshold's documentation).
+func (c config) hotKeyThreshold() int {
+	switch {
+	case c.hotAfter < 0 || c.split || c.bounded || c.maxBuffered > 0 || c.uniqueLeft:
+		return 0
+	case c.hotAfter > 0:
+		return c.hotAfter
+	}
+	return DefaultHotKeyThreshold
 }
 
 // cleanupMillis is the interval join's CleanupEvery in milliseconds: the

@@ -1,5 +1,12 @@
 package join
 
+import "github.com/beamjoin/beamjoin/transforms/join/internal/interval"
+
+// HotForgetTag is the tag of the timer that forgets a hot key of the
+// default layout (the split part's forgetting, which waits for its
+// buckets as the split layout's first stage does).
+const HotForgetTag = interval.HotForgetTag
+
 // NoBundleCache turns an interval join's per-bundle cache of key states off.
 func NoBundleCache() Option { return withoutBundleCache() }
 

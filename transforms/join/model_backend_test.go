@@ -85,15 +85,18 @@ type splitFns struct {
 		FinishBundle(func(beam.EventTime, []byte, interval.Piece))
 		CacheBytes() int64
 	}
-	bucket interface {
-		ProcessElement(context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, interval.Piece,
-			func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
-		OnTimer(context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, timers.Context,
-			func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
-		StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
-		FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
-		CacheBytes() int64
-	}
+	bucket bucketStage
+}
+
+// bucketStage is the split layout's second stage, keyed by a key's bucket.
+type bucketStage interface {
+	ProcessElement(context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, interval.Piece,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
+	OnTimer(context.Context, beam.EventTime, state.Provider, timers.Provider, []byte, timers.Context,
+		func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
+	StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	CacheBytes() int64
 }
 
 // StartBundle starts a bundle on both stages.
@@ -108,11 +111,40 @@ func (sf *splitFns) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), 
 	sf.bucket.FinishBundle(emit, emitLate)
 }
 
+// hotFns are the default layout's DoFns with hot-key detection: the
+// per-key DoFn, which sends a hot key's pieces, and the split layout's
+// second stage, which takes them.
+type hotFns struct {
+	fn interface {
+		ProcessElement(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, raw.Encoded,
+			func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece)) error
+		OnTimer(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, timers.Context,
+			func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece)) error
+		StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece))
+		FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece))
+		CacheBytes() int64
+	}
+	bucket bucketStage
+}
+
+// StartBundle starts a bundle on both DoFns.
+func (h *hotFns) StartBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
+	h.fn.StartBundle(emit, emitLate, nil)
+	h.bucket.StartBundle(emit, emitLate)
+}
+
+// FinishBundle finishes the bundle on both DoFns.
+func (h *hotFns) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
+	h.fn.FinishBundle(emit, emitLate, nil)
+	h.bucket.FinishBundle(emit, emitLate)
+}
+
 // ModelInstance is one instance of the interval join's stateful DoFn, of
 // a join over string keys and values, in a ModelProcess.
 type ModelInstance struct {
 	proc  *ModelProcess
 	fn    intervalFn
+	hot   *hotFns     // the default layout's DoFns with hot-key detection, or nil
 	split *splitFns   // the split layout's DoFns, or nil
 	asof  eventTimeFn // an as-of join's DoFn (NewAsOfInstance), or nil
 	ctx   context.Context
@@ -137,6 +169,14 @@ func (p *ModelProcess) NewInstance(opts ...Option) (*ModelInstance, error) {
 		spread, bucket := interval.NewSplitFns(cfg.interval(), key, &p.caches)
 		in.split = &splitFns{spread: spread, bucket: bucket}
 		if err := spread.Setup(); err != nil {
+			return nil, err
+		}
+		return in, bucket.Setup()
+	}
+	if c := cfg.interval(); c.HotAfter > 0 {
+		fn, bucket := interval.NewHotFns(c, key, &p.caches)
+		in.hot = &hotFns{fn: fn, bucket: bucket}
+		if err := fn.Setup(); err != nil {
 			return nil, err
 		}
 		return in, bucket.Setup()
@@ -181,6 +221,8 @@ func (in *ModelInstance) bundler() interface {
 	switch {
 	case in.split != nil:
 		return in.split
+	case in.hot != nil:
+		return in.hot
 	case in.fn != nil:
 		return in.fn
 	}
@@ -195,6 +237,9 @@ func (in *ModelInstance) CacheBytes() int64 {
 	}
 	if in.split != nil {
 		return in.split.spread.CacheBytes() + in.split.bucket.CacheBytes()
+	}
+	if in.hot != nil {
+		return in.hot.fn.CacheBytes() + in.hot.bucket.CacheBytes()
 	}
 	return in.fn.CacheBytes()
 }
@@ -239,6 +284,14 @@ func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms in
 		})
 		return nil, nil, sent, err
 	}
+	if in.hot != nil {
+		var sent []ModelPiece
+		err = in.hot.fn.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.provider(), key, e, in.emit, in.emitLate,
+			func(at beam.EventTime, g []byte, p interval.Piece) {
+				sent = append(sent, ModelPiece{Key: BucketPrefix + string(g), At: at.Milliseconds(), p: p})
+			})
+		return in.records, in.late, sent, err
+	}
 	if in.asof != nil {
 		err = in.asof.ProcessElement(in.ctx, window.GlobalWindow{}, beam.EventTime(ms), ks.st, ks.provider(), key, e, in.emit, in.emitLate)
 		return in.records, in.late, nil, err
@@ -253,7 +306,13 @@ func (in *ModelInstance) Piece(ks *ModelKeyState, pc ModelPiece) (_ []Result[str
 	defer holdRefused(&err)
 	in.records, in.late = nil, nil
 	group := []byte(strings.TrimPrefix(pc.Key, BucketPrefix))
-	err = in.split.bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.provider(), group, pc.p, in.emit, in.emitLate)
+	bucket := bucketStage(nil)
+	if in.hot != nil {
+		bucket = in.hot.bucket
+	} else {
+		bucket = in.split.bucket
+	}
+	err = bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.provider(), group, pc.p, in.emit, in.emitLate)
 	return in.records, in.late, err
 }
 
@@ -279,6 +338,14 @@ func (in *ModelInstance) onTimer(ks *ModelKeyState, key string, t timers.TimerMa
 	switch group, bucket := strings.CutPrefix(key, BucketPrefix); {
 	case in.asof != nil:
 		err = in.asof.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate)
+	case in.hot != nil && bucket:
+		err = in.hot.bucket.OnTimer(in.ctx, hold, ks.st, ks.provider(), []byte(group), tc, in.emit, in.emitLate)
+	case in.hot != nil:
+		sent := 0
+		err = in.hot.fn.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate, func(beam.EventTime, []byte, interval.Piece) { sent++ })
+		if err == nil && sent > 0 {
+			err = fmt.Errorf("a firing sent %d pieces", sent)
+		}
 	case in.split == nil:
 		err = in.fn.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate)
 	case bucket:

@@ -144,9 +144,12 @@ type modelRun struct {
 	outLate  int64 // the allowed lateness the join's Records carry, ms
 	budget   int64 // the cache bound the process's caches must keep together
 	peak     int64 // the most a process's caches held together
-	// The split layout's: the pieces waiting for their buckets, in the
-	// order sent, and the elements by value.
+	// The split layout's, and the hot keys' of the default layout (hot):
+	// the pieces waiting for their buckets, in the order sent, and the
+	// elements by value.
 	split     bool
+	hot       bool
+	hotAfter  int
 	queue     map[string][]join.ModelPiece
 	byVal     map[string]oElem
 	bucketsOf map[string]map[string]bool // a key's buckets' runner keys
@@ -198,6 +201,13 @@ func runModel(c dCase, sc modelSchedule, seed uint64) *modelRun {
 		r.opts, r.split = joinOptions(c.Spec, "split"), true
 		c.Spec.Grid = true // the oracle cleans up as the split layout does
 		r.c = c
+	} else if n := hotThresholds[(seed>>1)%uint64(len(hotThresholds))]; n > 0 && c.Spec.MaxBuffered == 0 {
+		// Hot-key detection at a threshold a case's keys reach. With
+		// cleanup at each expiry both parts of a hot key, its bag and its
+		// buckets, clean up when the oracle does.
+		c.Spec.CleanupEvery = 1
+		r.opts = append(joinOptions(c.Spec, "bag"), join.HotKeyThreshold(n))
+		r.c, r.hot, r.hotAfter = c, true, n
 	}
 	if sc.SourceLate {
 		for i, side := range []join.Side{join.Left, join.Right} {
@@ -270,7 +280,11 @@ func (r *modelRun) bad(format string, args ...any) {
 
 // String names the run for a failure message: how to replay it.
 func (r *modelRun) String() string {
-	return fmt.Sprintf("case %#x, schedule %#x (%+v); options: %s", r.c.Seed, r.seed, r.sc, r.c.Spec.describe())
+	hot := ""
+	if r.hot {
+		hot = fmt.Sprintf(", HotKeyThreshold(%d)", r.hotAfter)
+	}
+	return fmt.Sprintf("case %#x, schedule %#x (%+v); options: %s%s", r.c.Seed, r.seed, r.sc, r.c.Spec.describe(), hot)
 }
 
 // play runs the case's script: elements join the pending list; before a
@@ -398,7 +412,7 @@ func (r *modelRun) timerLimit(k string) int64 {
 // (docs/design/interval.md), which the harness's schedules with a horizon
 // of a millisecond would break at once; so the forgetting waits.
 func (r *modelRun) forgetWaits(k string, t join.ModelTimer, b *mBundle) bool {
-	if !r.split || bucketKey(k) || t.Tag != "" {
+	if !r.split && !r.hot || bucketKey(k) || r.split && t.Tag != "" || r.hot && t.Tag != join.HotForgetTag {
 		return false
 	}
 	if b != nil {
@@ -1017,6 +1031,11 @@ var modelSchedules = []modelSchedule{
 	{Processes: 1, Concurrent: 1, BundleMax: 1 << 20, WorkItems: true},
 	{Processes: 2, Concurrent: 2, BundleMax: 4, FailRate: 0.2, MoveRate: 0.3, DeferRate: 0.3, Horizon: 2000, WorkItems: true},
 }
+
+// hotThresholds are the HotKeyThreshold values of the runs in the default
+// layout, drawn by schedule seed: 0 leaves the default, which no case
+// reaches; the others make a case's keys go hot within it.
+var hotThresholds = []int{0, 1, 2, 3, 5}
 
 // TestRunnerModel runs generated cases (the differential test's generator)
 // under every schedule of modelSchedules, each with its own seed, and

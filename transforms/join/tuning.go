@@ -5,7 +5,10 @@ package join
 // against what it keeps; none changes which elements match. The defaults
 // suit most pipelines; README.md's Performance section has the figures.
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // CleanupEvery sets how much the interval join's cleanup may coalesce: a
 // key's cleanup timer fires d less a millisecond after the earliest expiry
@@ -180,6 +183,59 @@ func UniqueLeft() Option {
 // (docs/design/interval.md, "Why the split is exact").
 func SplitKeys(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.split, c.splitWidth = true, d; c.set |= setSplitKeys })
+}
+
+// DefaultHotKeyThreshold is how many buffered elements make a key of the
+// interval join hot when HotKeyThreshold does not say otherwise. It is
+// where, measured on one hot key (docs/performance.md, "Hot keys found at
+// run time"), the default layout's cost per element has grown past the
+// split layout's.
+const DefaultHotKeyThreshold = 5000
+
+// HotKeyThreshold sets how many buffered elements make a key of the
+// interval join's default layout hot (DefaultHotKeyThreshold unless set;
+// n must be positive). The join finds hot keys by itself, from each key's
+// own state: once a key buffers n elements, its elements from a split
+// time on, the first multiple of the bucket width after the reach of
+// everything it buffers, go to the split layout's time buckets (see
+// SplitKeys), each a runner key of its own, while those before stay in
+// the key's bag until they expire; a key's cost per element then no
+// longer grows with what it buffers. No element is lost or reported
+// twice at the cut-over: each pair is made, and each element's fate
+// decided, in one place, which holds all its partners. Once a hot key has
+// been idle for a join memory and the progress horizon (ProgressHorizon)
+// it is an ordinary key again. Ordinary keys pay nothing for it; the
+// split layout's second stage is in the pipeline, empty until a key goes
+// hot. The counter hot_keys counts the keys that went hot, the
+// distribution hot_key_split_ms how long (in event time) each stayed
+// split, and each cut-over is logged with its key.
+//
+// The records are the default layout's, except that a hot key's elements
+// after its split time are cleaned up on the split layout's grid (see
+// SplitKeys), which only changes when lateness and EmitFinal's records
+// come; and SplitKeys's limit on partners that both arrive further behind
+// than LateBehind applies to them. MaxBufferedPerKey and UniqueLeft, whose
+// rules need a key's elements in one place, turn detection off; so do
+// SplitKeys, which splits every key, and the bounded path (Bounded), which
+// sweeps a key in time buckets anyway.
+func HotKeyThreshold(n int) Option {
+	return optionFunc(func(c *config) {
+		c.hotAfter = n
+		c.set |= setHotKeys
+		c.given(setHotKeys, fmt.Sprintf("HotKeyThreshold(%d)", n))
+	})
+}
+
+// NoHotKeyDetection turns off the interval join's hot-key detection (see
+// HotKeyThreshold): every key of the default layout keeps its whole
+// buffer in one bag, however much it holds, and the pipeline has no split
+// stage.
+func NoHotKeyDetection() Option {
+	return optionFunc(func(c *config) {
+		c.hotAfter = -1
+		c.set |= setHotKeys
+		c.given(setHotKeys, "NoHotKeyDetection()")
+	})
 }
 
 // DefaultBundleCacheBytes is the bound of the interval join's bundle

@@ -54,12 +54,21 @@ const (
 	tagBucket   = 3
 	tagCleanup  = 4
 	tagVersion  = 5
+	tagSplit    = 6
 	flagMatched = 0x80
 )
 
-// Version is the state format version this release writes, and the
-// newest it reads. A chunk without a version record is version 1.
-const Version = 1
+// Version is the newest state format version this release reads and
+// writes. A chunk without a version record is version 1. Version 2 adds the
+// split record (SplitChunk), which only a chunk of version 2 holds: every
+// other chunk means the same in both versions and is still written as
+// version 1 (Version1), so that an older release reads the bags of every
+// key that never went hot and refuses, by version, those of a key that did.
+const Version = 2
+
+// Version1 is the version of the chunks this release writes whole that
+// hold no split record (EncodeState, EncodeChunks).
+const Version1 = 1
 
 // MaxValue is the most bytes the joins write in one state value when they
 // rewrite a bag (EncodeChunks' limit): a key or bucket rewritten by
@@ -108,6 +117,16 @@ func AppendCleanup(chunk []byte, at int64) []byte {
 	return binary.AppendVarint(chunk, at)
 }
 
+// SplitChunk is a chunk of its own (version 2) that records that a key of
+// the interval join went hot: its elements from time at on are split over
+// time buckets (the split layout), those before it stay in the key's bag.
+// The latest split record of a bag is the key's (State.Split).
+func SplitChunk(at int64) []byte {
+	chunk := AppendVersion(make([]byte, 0, 16), 2)
+	chunk = append(chunk, tagSplit)
+	return binary.AppendVarint(chunk, at)
+}
+
 // Bucket describes one time bucket of a key's buffer in the interval
 // join's map-state layout of earlier releases, where entries lived in a
 // state.Map under their bucket's ID and the key's bag held this
@@ -143,12 +162,14 @@ func AppendBucket(chunk []byte, b Bucket) []byte {
 // State is a key's bag decoded: its cleanup progress (or
 // match.NoProgress), the entries kept in the bag, in bag order, the
 // directory of its buckets (empty in the bag-only layout), in bag order,
-// and its cleanup records, in bag order.
+// its cleanup records, in bag order, and the time from which the key is
+// split (its latest split record, SplitChunk), or match.NoProgress.
 type State struct {
 	Progress int64
 	Entries  []match.Entry[[]byte]
 	Buckets  []Bucket
 	Cleanups []Cleanup
+	Split    int64
 }
 
 // Cleanup is a cleanup record (AppendCleanup) where it stands in the bag:
@@ -170,7 +191,7 @@ func EncodeState(progress int64, buckets []Bucket, entries []match.Entry[[]byte]
 	for _, e := range entries {
 		size += 12 + len(e.Value)
 	}
-	chunk := AppendVersion(make([]byte, 0, size), Version)
+	chunk := AppendVersion(make([]byte, 0, size), Version1)
 	if progress != match.NoProgress {
 		chunk = AppendProgress(chunk, progress)
 	}
@@ -209,7 +230,7 @@ func EncodeChunks(progress int64, entries []match.Entry[[]byte], limit int) [][]
 // chunkBytes is the size of a chunk's version record and progress record
 // (if any).
 func chunkBytes(progress int64) int {
-	n := 1 + varintBytes(Version)
+	n := 1 + varintBytes(Version1)
 	if progress != match.NoProgress {
 		n += 1 + varintBytes(progress)
 	}
@@ -275,9 +296,10 @@ func DecodeEntries(chunk []byte) ([]match.Entry[[]byte], error) {
 // Version, or a version record anywhere but at a chunk's start, is an
 // error.
 func DecodeState(chunks [][]byte) (State, error) {
-	st := State{Progress: match.NoProgress}
+	st := State{Progress: match.NoProgress, Split: match.NoProgress}
 	var at map[int64]int // bucket ID -> index in st.Buckets, once there are repeats to detect
 	for ci, c := range chunks {
+		version := int64(1)
 		for off := 0; off < len(c); {
 			tag := c[off]
 			off++
@@ -297,8 +319,14 @@ func DecodeState(chunks [][]byte) (State, error) {
 				if t < 1 {
 					return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte 0: invalid state format version %d", ci, t)
 				}
+				version = t
 			case tagProgress:
 				st.Progress = max(st.Progress, t)
+			case tagSplit:
+				if version < 2 {
+					return State{}, fmt.Errorf("beamjoin: bagstate: state chunk %d at byte %d: a split record in a chunk of format version %d (only version 2 has them)", ci, off-1-n, version)
+				}
+				st.Split = t
 			case tagCleanup:
 				st.Cleanups = append(st.Cleanups, Cleanup{At: t, Entries: len(st.Entries), Progress: st.Progress})
 			case tagLeft, tagRight:

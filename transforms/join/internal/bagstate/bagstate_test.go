@@ -39,7 +39,8 @@ func TestDecodeChunksErrors(t *testing.T) {
 	}{
 		{"truncated_value", good[:len(good)-1], "beamjoin: bagstate: state chunk 0 at byte 2: truncated value"},
 		{"truncated_time", []byte{tagLeft}, "beamjoin: bagstate: state chunk 0 at byte 1: truncated time"},
-		{"unknown_tag", []byte{0x06, 0x02}, "beamjoin: bagstate: state chunk 0 at byte 0: unknown tag 0x6"},
+		{"unknown_tag", []byte{0x07, 0x02}, "beamjoin: bagstate: state chunk 0 at byte 0: unknown tag 0x7"},
+		{"split_in_version_1", []byte{0x06, 0x02}, "beamjoin: bagstate: state chunk 0 at byte 0: a split record in a chunk of format version 1 (only version 2 has them)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

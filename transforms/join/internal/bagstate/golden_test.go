@@ -7,6 +7,7 @@ package bagstate
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -35,12 +36,26 @@ var goldenBuckets = []Bucket{
 	{ID: 28_333_333, Count: [2]int{2, 1}, Oldest: [2]int64{1_700_000_000_000, 1_700_000_000_500}},
 }
 
-// goldenFile is the golden state as today's encoders write it, in the
-// shapes the join writes: a rewrite (EncodeState) followed by arrivals
-// (AppendEntry, one with the progress of a recalled key) and cleanup
-// records (AppendCleanup); a bucketed key's bag; a bucket's value
-// (EncodeEntries, a "bucket" record); a bag with no progress.
+// goldenFile is the golden state as today's encoders write it: the bags of
+// version 1 (goldenFileV1), and a key that went hot (version 2): a
+// rewrite, its split record (SplitChunk) and an arrival after it.
 func goldenFile() goldenstate.File {
+	f := goldenFileV1()
+	f.Records = append(f.Records, goldenstate.Record{Kind: "bag", Name: "hot-key", Chunks: [][]byte{
+		EncodeState(1_699_999_990_000, nil, goldenEntries[:2]),
+		SplitChunk(1_700_000_001_000),
+		AppendEntry(nil, goldenEntries[2]),
+	}})
+	return f
+}
+
+// goldenFileV1 is the golden state of version 1, which today's encoders
+// still write for every bag without a split record, in the shapes the
+// join writes: a rewrite (EncodeState) followed by arrivals (AppendEntry,
+// one with the progress of a recalled key) and cleanup records
+// (AppendCleanup); a bucketed key's bag; a bucket's value (EncodeEntries,
+// a "bucket" record); a bag with no progress.
+func goldenFileV1() goldenstate.File {
 	return goldenstate.File{
 		Header: []string{"Interval join state (package bagstate), one chunk per line in hex."},
 		Records: []goldenstate.Record{
@@ -67,14 +82,17 @@ var goldenWant = map[string]State{
 		Progress: 1_700_000_060_000,
 		Entries:  goldenEntries,
 		Cleanups: []Cleanup{{At: 1_700_000_060_000, Entries: 3, Progress: 1_699_999_990_000}},
+		Split:    match.NoProgress,
 	},
 	"bag bucketed": {
 		Progress: 1_699_999_000_000,
 		Entries:  []match.Entry[[]byte]{goldenEntries[3], goldenEntries[2]},
 		Buckets:  goldenBuckets,
+		Split:    match.NoProgress,
 	},
 	"bucket bucket-value": {Entries: goldenEntries[:2]},
-	"bag no-progress":     {Progress: match.NoProgress, Entries: goldenEntries[2:3]},
+	"bag no-progress":     {Progress: match.NoProgress, Entries: goldenEntries[2:3], Split: match.NoProgress},
+	"bag hot-key":         {Progress: 1_699_999_990_000, Entries: goldenEntries[:3], Split: 1_700_000_001_000},
 }
 
 // TestWriteGolden writes a new golden file when -write-golden is given; it
@@ -95,26 +113,40 @@ func decodeGolden(r goldenstate.Record) (State, error) {
 }
 
 // checkGolden decodes every bag of a golden file and compares it with
-// goldenWant.
-func checkGolden(t *testing.T, path string) {
+// goldenWant, less the bags of later versions (without).
+func checkGolden(t *testing.T, path string, without ...string) {
 	t.Helper()
-	goldenstate.Check(t, path, goldenWant, decodeGolden, cmp.Comparer(func(a, b []byte) bool { return bytes.Equal(a, b) }))
+	want := maps.Clone(goldenWant)
+	for _, k := range without {
+		delete(want, k)
+	}
+	goldenstate.Check(t, path, want, decodeGolden, cmp.Comparer(func(a, b []byte) bool { return bytes.Equal(a, b) }))
 }
 
 // TestGoldenUnversioned reads state in the format of the releases that
 // wrote no format version (testdata/state/unversioned.hex).
 func TestGoldenUnversioned(t *testing.T) {
-	checkGolden(t, goldenstate.Path("unversioned"))
+	checkGolden(t, goldenstate.Path("unversioned"), "bag hot-key")
 }
 
 // TestGoldenVersion1 reads state in format version 1
 // (testdata/state/v1.hex), and checks that today's encoders still write
-// exactly those bytes: a change to the format must raise Version and add
-// a golden file, not change what version 1 means.
+// exactly those bytes for a bag without a split record: a change to the
+// format must raise Version and add a golden file, not change what
+// version 1 means.
 func TestGoldenVersion1(t *testing.T) {
 	path := goldenstate.Path("v1")
+	checkGolden(t, path, "bag hot-key")
+	goldenstate.CheckBytes(t, path, goldenFileV1())
+}
+
+// TestGoldenVersion2 reads state in format version 2
+// (testdata/state/v2.hex: version 1's bags and a hot key's), and checks
+// that today's encoders write exactly those bytes.
+func TestGoldenVersion2(t *testing.T) {
+	path := goldenstate.Path("v2")
 	checkGolden(t, path)
-	if Version != 1 {
+	if Version != 2 {
 		return
 	}
 	goldenstate.CheckBytes(t, path, goldenFile())
@@ -135,7 +167,7 @@ func TestStateFormatVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := State{Progress: 5, Entries: goldenEntries[:3], Cleanups: []Cleanup{{At: 9, Entries: 3, Progress: 5}}}
+	want := State{Progress: 5, Entries: goldenEntries[:3], Cleanups: []Cleanup{{At: 9, Entries: 3, Progress: 5}}, Split: match.NoProgress}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("mixed bag decoded (-want +got):\n%s", diff)
 	}

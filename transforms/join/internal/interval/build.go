@@ -40,6 +40,11 @@ type Config struct {
 	NoAppendCleanup bool
 	Fates           bool // TrackFates
 	UniqueLeft      bool // UniqueLeft
+	// HotAfter is how many buffered elements make a key of the default
+	// layout hot (HotKeyThreshold; 0: detection off): from then on its
+	// later elements take the split layout, in buckets of SplitWidth
+	// (hot.go).
+	HotAfter int
 	// GatherBytes and Shards, for tests, set the bounded path's gatherers'
 	// hold and shards of keys (0: the defaults of package bounded).
 	GatherBytes, Shards int
@@ -62,9 +67,12 @@ func Build(s beam.Scope, op string, cfg Config, key coders.Element, sides [2]bea
 		if err != nil {
 			return beam.PCollection{}, beam.PCollection{}, beam.PCollection{}, err
 		}
-		if cfg.Split {
+		switch {
+		case cfg.Split:
 			records, late = buildSplit(s.Scope("split"), cfg, key, tagged)
-		} else {
+		case cfg.HotAfter > 0:
+			records, late = buildHot(s, cfg, key, tagged)
+		default:
 			records, late = beam.ParDo2(s, NewFn(cfg, key, nil), tagged)
 		}
 	}
@@ -96,6 +104,29 @@ func NewFn(cfg Config, key coders.Element, budget *CacheBudget) *intervalFn {
 // statefulFn is the default layout's stateful DoFn of j.
 func statefulFn(j joiner) *intervalFn {
 	return &intervalFn{intervalDoFn: intervalDoFn{Join: j}, Buffer: state.MakeBagState[[]byte]("buffer"), Cleanup: timers.InEventTime("cleanup")}
+}
+
+// NewHotFns are the stateful DoFns of the default layout with hot-key
+// detection (cfg.HotAfter): the per-key DoFn, and the split layout's
+// second stage, which takes a hot key's pieces; their bundle caches in
+// budget (nil: this process's).
+func NewHotFns(cfg Config, key coders.Element, budget *CacheBudget) (*hotFn, *bucketFn) {
+	spread, bucket := NewSplitFns(cfg, key, budget)
+	fn := NewFn(cfg, key, budget)
+	return &hotFn{Join: fn.Join, Spread: spread.Spread, HotAfter: cfg.HotAfter,
+		Buffer: fn.Buffer, Ticks: spread.Ticks, Cleanup: fn.Cleanup}, bucket
+}
+
+// buildHot is the default layout with hot-key detection: tagged, the
+// PCollection<KV<K, raw.Encoded>> of both sides, becomes the join's
+// records and late elements, as the default layout's stateful DoFn makes
+// them, with those of its hot keys' buckets flattened in.
+func buildHot(s beam.Scope, cfg Config, key coders.Element, tagged beam.PCollection) (records, late beam.PCollection) {
+	fn, bucket := NewHotFns(cfg, key, nil)
+	records, late, pieces := beam.ParDo3(s, fn, tagged)
+	keyType := beam.TypeDefinition{Var: beam.XType, T: tagged.Type().Components()[0].Type()}
+	split, splitLate := beam.ParDo2(s.Scope("hot-buckets"), bucket, pieces, keyType)
+	return beam.Flatten(s, records, split), beam.Flatten(s, late, splitLate)
 }
 
 // NewSplitFns are the split layout's two stateful DoFns for a join with

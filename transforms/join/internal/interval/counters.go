@@ -20,6 +20,8 @@ var counters = struct {
 	notBuffered       beam.Counter
 	bufferedPerKey    beam.Distribution
 	boundedGroupBytes beam.Distribution
+	hotKeys           beam.Counter
+	hotMillis         beam.Distribution
 }{
 	Counters:          raw.Count,
 	buffered:          beam.NewCounter(raw.Namespace, "buffered"),
@@ -30,4 +32,6 @@ var counters = struct {
 	notBuffered:       beam.NewCounter(raw.Namespace, "right_not_buffered"),
 	bufferedPerKey:    beam.NewDistribution(raw.Namespace, "buffered_per_key"),
 	boundedGroupBytes: beam.NewDistribution(raw.Namespace, "bounded_group_bytes"),
+	hotKeys:           beam.NewCounter(raw.Namespace, "hot_keys"),
+	hotMillis:         beam.NewDistribution(raw.Namespace, "hot_key_split_ms"),
 }

@@ -106,6 +106,12 @@ func (j *joiner) process(ctx context.Context, st stores, w beam.Window, et beam.
 		return err
 	}
 	defer j.cache.resized(ks)
+	return j.processLoaded(ctx, st, ks, et, key, in, emit, emitLate)
+}
+
+// processLoaded is process on the key's state ks, loaded.
+func (j *joiner) processLoaded(ctx context.Context, st stores, ks *keyState, et beam.EventTime, key beam.X, in raw.Encoded,
+	emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	side := match.Side(in.Side)
 	counters.In[side].Inc(ctx, 1)
 	before := ks.timer
@@ -262,6 +268,12 @@ func (j *joiner) cleanup(ctx context.Context, st stores, w beam.Window, key beam
 		return err
 	}
 	defer j.cache.resized(ks)
+	return j.cleanupLoaded(ctx, st, ks, key, f, emit)
+}
+
+// cleanupLoaded is cleanup, but a record timer's firing, on the key's
+// state ks, loaded.
+func (j *joiner) cleanupLoaded(ctx context.Context, st stores, ks *keyState, key beam.X, f timertag.Fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	t, pending, ok := j.firing(ctx, st, ks, f)
 	if !ok {
 		return nil

@@ -299,7 +299,19 @@ func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f timer
 		moveTimers(st, pending, timer{})
 		return nil
 	}
-	s.drop(ks, t.fire)
+	if err := s.tick(st, ks, t.fire); err != nil {
+		return err
+	}
+	ks.timer = s.timerFor(ks)
+	moveTimers(st, pending, ks.timer)
+	return nil
+}
+
+// tick applies a tick at g to the key's runs and records it: a tick
+// record appended (one state call), or the bag rewritten once it holds
+// compactAfter records more than its runs need (two).
+func (s *spreader) tick(st splitStores, ks *keyState, g int64) error {
+	s.drop(ks, g)
 	ks.inBag++ // the tick record, or rewritten below
 	if ks.inBag-2*len(ks.runs) >= compactAfter {
 		var standIns []match.Entry[[]byte]
@@ -313,11 +325,9 @@ func (s *spreader) fire(ctx context.Context, st splitStores, key beam.X, f timer
 			return err
 		}
 		ks.inBag = len(standIns)
-	} else if err := st.bag.Add(st.sp, bagstate.AppendCleanup(nil, t.fire)); err != nil {
+	} else if err := st.bag.Add(st.sp, bagstate.AppendCleanup(nil, g)); err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 	}
-	ks.timer = s.timerFor(ks)
-	moveTimers(st, pending, ks.timer)
 	return nil
 }
 

@@ -42,6 +42,11 @@ type keyState struct {
 	stale  int
 	key    []byte        // the key encoded, when the cache needs it
 	cached *list.Element // in the bundle cache, or nil
+	// hot: the key went hot (hot.go); its elements from split on are the
+	// split layout's, the bag holds those before it and copies of their
+	// partners.
+	hot   bool
+	split int64
 
 	// The split layout's: whether the runner holds state for the key;
 	// for its first stage, the multiples of the grid it ticks at
@@ -66,6 +71,11 @@ func (ks *keyState) oldest(s match.Side) (int64, bool) { return ks.b.Oldest(s) }
 func (ks *keyState) forgotten() {
 	*ks = keyState{b: match.NewBuffer[[]byte](), key: ks.key, cached: ks.cached}
 }
+
+// owns reports whether the key's bag owns an element at t, rather than
+// holding a copy of it: every element of a key that is not hot, and of a
+// hot key those before its split.
+func (ks *keyState) owns(t int64) bool { return !ks.hot || t < ks.split }
 
 // cacheKey names a key and window in the bundle cache.
 type cacheKey struct {
@@ -98,7 +108,7 @@ func (j *joiner) load(ctx context.Context, st stores, w beam.Window, key beam.X)
 	if err != nil {
 		return nil, err
 	}
-	ks := &keyState{key: k}
+	ks := &keyState{key: k, hot: d.Split != match.NoProgress, split: d.Split}
 	j.replay(ks, d)
 	ks.timer = j.timerFor(ks)
 	if ks.stale > 0 {
@@ -179,7 +189,9 @@ func (j *joiner) applyCleanup(ks *keyState, at int64) {
 // without them or cleared.
 func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func(beam.EventTime, beam.X, raw.Record)) {
 	for _, x := range ks.dead {
-		j.remove(ctx, key, x, false, emit)
+		if ks.owns(x.Time) {
+			j.remove(ctx, key, x, false, emit)
+		}
 	}
 	if ks.stale > 0 {
 		counters.StaleFirings.Inc(ctx, int64(ks.stale))
@@ -194,7 +206,11 @@ func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func
 // mebibyte beyond.
 func (j *joiner) store(st stores, ks *keyState) error {
 	entries := ks.b.Entries()
-	if err := writeBag(st.sp, st.buffer, bagstate.EncodeChunks(ks.b.Progress, entries, bagstate.MaxValue)); err != nil {
+	chunks := bagstate.EncodeChunks(ks.b.Progress, entries, bagstate.MaxValue)
+	if ks.hot {
+		chunks = append(chunks, bagstate.SplitChunk(ks.split))
+	}
+	if err := writeBag(st.sp, st.buffer, chunks); err != nil {
 		return err
 	}
 	ks.inBag = len(entries)

@@ -95,10 +95,11 @@ func (j *joiner) timerFor(ks *keyState) timer {
 		}
 		// A key that its firing would leave empty and forget at once
 		// (ProgressHorizon(0)) is read and cleared by it: no record.
-		t.record = j.AppendCleanup && t.hold == timertag.NoHold && j.latestExpiry(ks) <= t.fire && j.forgetAt(t.fire) > t.fire
+		t.record = j.AppendCleanup && !ks.hot && t.hold == timertag.NoHold && j.latestExpiry(ks) <= t.fire && j.forgetAt(t.fire) > t.fire
 		return t
 	}
-	if p := ks.b.Progress; p != match.NoProgress {
+	if p := ks.b.Progress; p != match.NoProgress && !ks.hot {
+		// A hot key is forgotten by its split part (hotFn.spreadTimer).
 		return timer{fire: j.forgetAt(p), hold: timertag.NoHold, set: true}
 	}
 	return timer{}
