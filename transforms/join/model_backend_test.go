@@ -26,6 +26,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/beamjoin/beamjoin/coders"
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/asof"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/interval"
 	"github.com/beamjoin/beamjoin/transforms/join/internal/raw"
@@ -436,6 +438,13 @@ func (ks *ModelKeyState) Writes() int { return ks.st.Calls - ks.st.Reads }
 // Empty reports whether the key holds no state and no timer.
 func (ks *ModelKeyState) Empty() bool {
 	return len(ks.tm) == 0 && len(ks.st.Bags) == 0
+}
+
+// Hot reports whether the key's state is that of a hot key of the default
+// layout: its bag holds a split record.
+func (ks *ModelKeyState) Hot() bool {
+	d, err := bagstate.DecodeState(ks.st.Bags["buffer"])
+	return err == nil && d.Split != match.NoProgress
 }
 
 // ModelTimer is one set timer of a key: its tag, firing time and output

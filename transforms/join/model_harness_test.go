@@ -166,6 +166,9 @@ type modelRun struct {
 	sourceLate int
 	// Under WorkItems: what the SDK's timer handling did (sdkTally).
 	sdk sdkTally
+	// cutOvers counts the keys that went hot and those that were ordinary
+	// keys again, in committed state.
+	cutOvers [2]int
 }
 
 // sdkTally counts what the Go SDK's timer handling did in work items:
@@ -623,6 +626,15 @@ func (r *modelRun) runBundles(bundles []*mBundle, mayFail bool) {
 
 func (r *modelRun) commit(b *mBundle) {
 	for k, ks := range b.work {
+		if r.hot && !bucketKey(k) {
+			was := r.state[k] != nil && r.state[k].Hot()
+			switch is := ks.Hot(); {
+			case is && !was:
+				r.cutOvers[0]++
+			case was && !is:
+				r.cutOvers[1]++
+			}
+		}
 		r.state[k] = ks
 	}
 	for k, w := range b.keyWM {
@@ -1050,12 +1062,19 @@ func TestRunnerModel(t *testing.T) {
 	n := modelSize(t, 2000)
 	failed, found, example := 0, map[string]int{}, map[string]string{}
 	var sdk [2]sdkTally // by layout: bag, split
+	var cutOvers [2][2]int // by schedule that fails, retries and moves keys, or not; went hot, and back
 	for i := range n {
 		cs := caseSeed(20261203, i)
 		c := genCase(cs)
 		for si, sc := range modelSchedules {
 			ss := caseSeed(cs, si)
 			r := runModel(c, sc, ss)
+			moving := 0
+			if sc.FailRate > 0 && sc.MoveRate > 0 {
+				moving = 1
+			}
+			cutOvers[moving][0] += r.cutOvers[0]
+			cutOvers[moving][1] += r.cutOvers[1]
 			if r.split {
 				sdk[1].add(r.sdk)
 			} else {
@@ -1080,6 +1099,14 @@ func TestRunnerModel(t *testing.T) {
 		t.Errorf("%d of %d runs failed", failed, n*len(modelSchedules))
 	}
 	checkSDKTally(t, sdk)
+	// Keys must go hot and back under retries and key moves, and
+	// without them, or the runs show nothing of either cut-over.
+	t.Logf("hot keys: %d went hot and %d were ordinary keys again on schedules that retry and move keys, %d and %d on the others", cutOvers[1][0], cutOvers[1][1], cutOvers[0][0], cutOvers[0][1])
+	for _, c := range cutOvers {
+		if c[0] == 0 || c[1] == 0 {
+			t.Errorf("the runs did not show a cut-over in both directions: %v", cutOvers)
+		}
+	}
 	for _, b := range knownModelBugs {
 		if found[b.name] == 0 {
 			t.Errorf("no run shows %s any more: remove it from knownModelBugs", b.name)

@@ -109,7 +109,7 @@ func (f *hotFn) ProcessElement(ctx context.Context, w beam.Window, et beam.Event
 			return err
 		}
 		if f.HotAfter > 0 && ks.len() >= f.HotAfter {
-			return f.goHot(ctx, st, ks, key)
+			return f.goHot(ctx, st, ks, key, emit)
 		}
 		return nil
 	}
@@ -122,25 +122,28 @@ func (f *hotFn) ProcessElement(ctx context.Context, w beam.Window, et beam.Event
 }
 
 // goHot makes the key hot: its split time is the first bucket boundary
-// after the reach of everything it buffers (the latest time a partner of
-// a buffered element may have), so that no element it holds has a
-// partner at or after it. It appends the split record (one state call).
-func (f *hotFn) goHot(ctx context.Context, st stores, ks *keyState, key beam.X) error {
+// after everything it buffers and their reach (the latest time a partner
+// of a buffered element may have), so that no element it holds is at or
+// after it or has a partner there. It appends the split record (one state call).
+func (f *hotFn) goHot(ctx context.Context, st stores, ks *keyState, key beam.X, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	j := &f.Join
 	reach := int64(-1 << 62)
 	for _, s := range []match.Side{match.Left, match.Right} {
 		if t, ok := ks.b.Newest(s); ok {
 			_, to := j.Rules.PartnerRange(s, t)
-			reach = max(reach, to)
+			reach = max(reach, t, to)
 		}
 	}
 	w := f.Spread.Split.Width
 	split := (runnerkey.FloorDiv(reach, w) + 1) * w
-	if err := st.buffer.Add(st.sp, bagstate.SplitChunk(split)); err != nil {
-		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
-	}
 	before := j.armedOf(ks.timer)
 	ks.hot, ks.split = true, split
+	// The bag is rewritten with the split record: the cleanup records it
+	// holds were a key's that was not hot, which a reader of a hot key's
+	// bag would not take for record timers' firings (timerFor).
+	if err := j.rewrite(ctx, st, key, ks, emit); err != nil {
+		return err
+	}
 	ks.timer = j.timerFor(ks)
 	setArmed(st.cleanup, st.tp, before, j.armedOf(ks.timer))
 	counters.hotKeys.Inc(ctx, 1)
@@ -299,8 +302,11 @@ func (f *hotFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, s
 		return err
 	}
 	defer f.Spread.cache.resized(ts)
-	tc.Tag = strings.TrimPrefix(tc.Tag, splitTagPrefix)
-	return f.tick(ctx, st, sst, ks, ts, key, timertag.Read(tc, et))
+	tag := tc.Tag
+	tc.Tag = strings.TrimPrefix(tag, splitTagPrefix)
+	fired := timertag.Read(tc, et)
+	fired.Tag = tag
+	return f.tick(ctx, st, sst, ks, ts, key, fired)
 }
 
 // cleanupHot is a firing of a hot key's bag part's timer: as
@@ -308,12 +314,13 @@ func (f *hotFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, s
 // split record, and leaves forgetting to the split part.
 func (f *hotFn) cleanupHot(ctx context.Context, st stores, ks, ts *keyState, key beam.X, fired timertag.Fired, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	j := &f.Join
-	before := f.armed(ks, ts)
-	t, _, ok := j.firing(ctx, st, ks, fired)
-	if !ok {
+	t := ks.timer
+	if hotStale(t, "", fired) {
+		counters.StaleFirings.Inc(ctx, 1)
+		setArmed(st.cleanup, st.tp, nil, f.armed(ks, ts))
 		return nil
 	}
-	before = without(before, fired.Tag)
+	before := without(f.armed(ks, ts), fired.Tag)
 	for _, x := range ks.b.Expire(j.Rules, t.fire) {
 		if ks.owns(x.Time) {
 			j.remove(ctx, key, x, false, emit)
@@ -327,13 +334,25 @@ func (f *hotFn) cleanupHot(ctx context.Context, st stores, ks, ts *keyState, key
 	return nil
 }
 
+// hotStale reports whether a firing of one part of a hot key (its timers'
+// tags start with prefix) is stale: the part's state implies no timer,
+// or another one (another tag), or a later one. Unlike joiner.firing, a
+// firing for a later time than the state implies is stale too: a key
+// with two parts has two timers, and the Go SDK fires a tag cleared in
+// the bundle inline before whichever of the key's timers the runner
+// delivers (model_sdk_test.go), so such a firing says nothing of where
+// the watermark is. The part's own timer is set, and fires when due.
+func hotStale(t timer, prefix string, fired timertag.Fired) bool {
+	return !t.set || fired.Tag != prefix+t.tag() || (fired.OK && fired.At < t.fire)
+}
+
 // tick is a firing of a hot key's split part's timer: a tick of its runs,
 // as spreader.fire's, or, with no run left and nothing in the bag part,
 // the forgetting of the whole key, which then is an ordinary key again. A
 // stale firing (see joiner.firing) is counted and the timer set again.
 func (f *hotFn) tick(ctx context.Context, st stores, sst splitStores, ks, ts *keyState, key beam.X, fired timertag.Fired) error {
 	t := f.spreadTimer(ks, ts)
-	if !t.set || (fired.OK && fired.At < t.fire) {
+	if hotStale(t, splitTagPrefix, fired) {
 		counters.StaleFirings.Inc(ctx, 1)
 		setArmed(st.cleanup, st.tp, nil, f.armed(ks, ts))
 		return nil
