@@ -1061,7 +1061,7 @@ func TestRunnerModel(t *testing.T) {
 	}
 	n := modelSize(t, 2000)
 	failed, found, example := 0, map[string]int{}, map[string]string{}
-	var sdk [2]sdkTally // by layout: bag, split
+	var sdk [2]sdkTally    // by layout: bag, split
 	var cutOvers [2][2]int // by schedule that fails, retries and moves keys, or not; went hot, and back
 	for i := range n {
 		cs := caseSeed(20261203, i)
