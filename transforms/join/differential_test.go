@@ -158,22 +158,29 @@ func (f *collectLateFn) ProcessElement(e join.LateElement[string, string, string
 	dCollected.late[f.Tag] = append(dCollected.late[f.Tag], e)
 }
 
-// layouts are the two ways every case runs: a key's buffer in one bag,
-// and split over time buckets (SplitKeys) with the case's width.
-var layouts = []string{"bag", "split"}
+// layouts are the three ways every case runs: a key's buffer in one bag,
+// split over time buckets (SplitKeys) with the case's width, and the
+// default layout with keys that go hot at two buffered elements (hot).
+var layouts = []string{"bag", "split", "hot"}
 
-// runsIn reports whether case spec sp runs in layout: the split layout
-// does not take MaxBufferedPerKey.
-func runsIn(sp oSpec, layout string) bool { return layout != "split" || sp.MaxBuffered == 0 }
+// runsIn reports whether case spec sp runs in layout: only the bag layout
+// takes MaxBufferedPerKey.
+func runsIn(sp oSpec, layout string) bool { return layout == "bag" || sp.MaxBuffered == 0 }
 
 // specIn is the case's spec as the oracle must see it for layout: the
-// split layout cleans up on the grid of CleanupEvery.
+// split layout cleans up on the grid of CleanupEvery; the hot layout runs
+// with cleanup at each expiry, so that both parts of a hot key, its bag
+// and its buckets, clean up when the oracle does.
 func specIn(sp oSpec, layout string) oSpec {
 	sp.Grid = layout == "split"
+	if layout == "hot" {
+		sp.CleanupEvery = 1
+	}
 	return sp
 }
 
 func joinOptions(sp oSpec, layout string) []join.Option {
+	sp = specIn(sp, layout)
 	opts := []join.Option{
 		join.Between(time.Duration(sp.Lower)*time.Millisecond, time.Duration(sp.Upper)*time.Millisecond),
 		[]join.Type{join.Inner, join.LeftOuter, join.RightOuter, join.FullOuter}[sp.Type],
@@ -194,8 +201,11 @@ func joinOptions(sp oSpec, layout string) []join.Option {
 	if sp.CleanupEvery != 0 {
 		opts = append(opts, join.CleanupEvery(time.Duration(sp.CleanupEvery)*time.Millisecond))
 	}
-	if layout == "split" {
+	switch layout {
+	case "split":
 		opts = append(opts, join.SplitKeys(time.Duration(sp.Width)*time.Millisecond))
+	case "hot":
+		opts = append(opts, join.HotKeyThreshold(2))
 	}
 	return opts
 }

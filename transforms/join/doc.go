@@ -43,6 +43,11 @@
 // its watermark a source may send an element before the join could judge
 // it late.
 //
+// A hot key needs no flag: Interval's streaming path finds a key that
+// buffers HotKeyThreshold elements and spreads its later elements over time
+// buckets, each a runner key of its own, so that its cost per element stops
+// growing with what it holds; ordinary keys pay nothing for it.
+//
 // Everything runs on Prism, Flink and Dataflow. On Prism, run pipelines
 // that use Interval with --experiments=prism_disable_sdf_split: without it
 // Prism v2.77 may split a bundle of the join's stateful DoFn and let two

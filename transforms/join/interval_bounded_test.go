@@ -410,7 +410,7 @@ func TestIntervalBoundedGraph(t *testing.T) {
 				case e.Op == graph.CoGBK:
 					groups++
 				case e.DoFn == nil:
-				case strings.HasSuffix(e.DoFn.Name(), "intervalFn"), strings.HasSuffix(e.DoFn.Name(), "asofFn"):
+				case strings.HasSuffix(e.DoFn.Name(), "intervalFn"), strings.HasSuffix(e.DoFn.Name(), "hotFn"), strings.HasSuffix(e.DoFn.Name(), "asofFn"):
 					streaming++
 				case strings.HasSuffix(e.DoFn.Name(), "sweepFn"), strings.HasSuffix(e.DoFn.Name(), "asofSweepFn"):
 					sweeps++

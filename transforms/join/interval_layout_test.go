@@ -43,10 +43,12 @@ var bufferLayouts = []bufferLayout{
 	{"bag", nil},
 	{"split", []join.Option{join.SplitKeys(0)}},
 	{"split_narrow", []join.Option{join.SplitKeys(700 * time.Millisecond)}},
+	{"hot", []join.Option{join.HotKeyThreshold(2)}},
 }
 
-// split reports whether layout is a split one (SplitKeys), which does not
-// take MaxBufferedPerKey.
+// split reports whether layout splits keys over buckets (SplitKeys, or a
+// hot-key threshold every test's keys reach), which does not take
+// MaxBufferedPerKey.
 func split(layout []join.Option) bool { return len(layout) > 0 }
 
 // underLayout is opts followed by the layout options a suite test runs
@@ -56,11 +58,12 @@ func underLayout(layout []join.Option, opts ...join.Option) []join.Option {
 }
 
 // TestInterval runs the interval suite under each layout of a key's
-// buffer: the default bag ("bag"), and the split layout with its default
+// buffer: the default bag ("bag"), the split layout with its default
 // bucket width ("split") and with buckets of 700 ms, narrower than most
 // tests' bounds, so that an element goes to many buckets
-// ("split_narrow"). The suite's tests assert the same results under every
-// layout.
+// ("split_narrow"), and the default layout with keys that go hot at two
+// buffered elements ("hot"). The suite's tests assert the same results
+// under every layout.
 func TestInterval(t *testing.T) {
 	for _, l := range bufferLayouts {
 		t.Run(l.name, func(t *testing.T) {

@@ -14,7 +14,10 @@
 // The split layout (join.SplitKeys) uses the same records in two bags: a
 // bucket's bag holds its entries; a key's first-stage bag holds
 // value-less entries that mark the runs of cleanup times its elements
-// expire at, its progress, and a cleanup record per tick. A directory of time buckets (Bucket), the
+// expire at, its progress, and a cleanup record per tick. A key of the
+// default layout that went hot (join.HotKeyThreshold) holds a split record
+// in its bag, the time from which its elements are split (SplitChunk),
+// and its ticks in a second bag. A directory of time buckets (Bucket), the
 // map-state layout of earlier releases, is still decoded.
 //
 // # Format version
@@ -31,8 +34,11 @@
 // may hold chunks of two releases after an update.
 //
 // A release that changes the format raises Version and starts every chunk
-// it writes, appended ones too, with a version record; it keeps decoding
-// every earlier version, which testdata/state/ holds golden examples of.
+// it writes, appended ones too, with a version record, unless the chunk
+// means the same in the earlier version (version 2 added the split record
+// and nothing else: every chunk without one is still written as version
+// 1); it keeps decoding every earlier version, which testdata/state/
+// holds golden examples of.
 // A chunk of a version newer than Version is refused with an error naming
 // both versions (a pipeline updated back to an older release).
 package bagstate

@@ -5,7 +5,10 @@
 //
 //   - the default (bag) layout (fn.go, state.go): one stateful DoFn per
 //     key that keeps both sides in one bag state, with a per-bundle cache
-//     of the keys it has read (cache.go);
+//     of the keys it has read (cache.go); with hot-key detection
+//     (Config.HotAfter, hot.go), a key that buffers that many elements
+//     goes hot, and its later elements take the split layout's buckets
+//     while the earlier ones stay in its bag;
 //   - the split layout, SplitKeys (split.go, split_fn.go): a first stage
 //     per key that judges lateness and sends each element to the time
 //     buckets it belongs to or is needed in, and a second stage per
