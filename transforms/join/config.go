@@ -43,7 +43,9 @@ type config struct {
 	reportLate    bool          // ReportLate
 	trackFates    bool          // TrackFates
 	uniqueLeft    bool          // UniqueLeft
-	hotAfter      int           // HotKeyThreshold; 0: the default; -1: NoHotKeyDetection
+	hotAfter      int           // HotKeyThreshold's n, if hotGiven
+	hotGiven      bool          // HotKeyThreshold
+	hotOff        bool          // NoHotKeyDetection
 	maxAge        time.Duration // MaxAge (AsOf)
 	strict        bool          // Strict (AsOf)
 	set           setMask
@@ -183,9 +185,9 @@ func newConfig(op string, allowed setMask, opts []Option) (config, error) {
 		return c, fmt.Errorf("beamjoin: %s: BundleCacheBytes(%d) must be positive", op, c.cacheBytes)
 	case c.set&setBoundedBucket != 0 && (c.bucketWidth < time.Millisecond || c.bucketWidth%time.Millisecond != 0):
 		return c, fmt.Errorf("beamjoin: %s: BoundedBucket(%v) must be a positive whole number of milliseconds", op, c.bucketWidth)
-	case c.set&setHotKeys != 0 && c.hotAfter == 0 || c.hotAfter < -1:
+	case c.hotGiven && c.hotAfter <= 0:
 		return c, fmt.Errorf("beamjoin: %s: HotKeyThreshold(%d) must be positive (NoHotKeyDetection turns detection off)", op, c.hotAfter)
-	case c.hotAfter > 0 && !c.bounded && (c.split || c.maxBuffered > 0 || c.uniqueLeft):
+	case c.hotGiven && !c.bounded && (c.split || c.maxBuffered > 0 || c.uniqueLeft):
 		other, why := c.hotConflict()
 		return c, fmt.Errorf("beamjoin: %s: HotKeyThreshold(%d) cannot be combined with %s, which %s", op, c.hotAfter, other, why)
 	case c.set&setCleanupEvery != 0 && (c.cleanupEvery < time.Millisecond || c.cleanupEvery%time.Millisecond != 0):
@@ -362,9 +364,9 @@ func (c config) hotConflict() (string, string) {
 // (HotKeyThreshold's documentation).
 func (c config) hotKeyThreshold() int {
 	switch {
-	case c.hotAfter < 0 || c.split || c.bounded || c.maxBuffered > 0 || c.uniqueLeft:
+	case c.hotOff || c.split || c.bounded || c.maxBuffered > 0 || c.uniqueLeft:
 		return 0
-	case c.hotAfter > 0:
+	case c.hotGiven:
 		return c.hotAfter
 	}
 	return DefaultHotKeyThreshold

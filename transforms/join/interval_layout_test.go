@@ -183,8 +183,8 @@ func boundaryScenario(rules match.Rules, maxBuffered int) (script []event, want 
 }
 
 // TestSplitKeysMisuse checks the construction errors of SplitKeys and of
-// HotKeyBuckets, which selects the same layout, and of UniqueLeft, which
-// only the bag layout takes.
+// HotKeyBuckets, which selects the same layout, of UniqueLeft, which only
+// the bag layout takes, and of HotKeyThreshold.
 func TestSplitKeysMisuse(t *testing.T) {
 	tests := []struct {
 		name string
@@ -203,6 +203,16 @@ func TestSplitKeysMisuse(t *testing.T) {
 			"beamjoin: join.Interval: MaxBufferedPerKey(10) cannot be combined with HotKeyBuckets(8): the cap counts a key's elements across its buckets, which no one of them sees"},
 		{"unique_left_split", []join.Option{join.UniqueLeft(), join.SplitKeys(0)},
 			"beamjoin: join.Interval: UniqueLeft cannot be combined with SplitKeys(0s): a bucket holds a key's left element only for its own time range"},
+		{"hot_key_threshold_zero", []join.Option{join.HotKeyThreshold(0)},
+			"beamjoin: join.Interval: HotKeyThreshold(0) must be positive (NoHotKeyDetection turns detection off)"},
+		{"hot_key_threshold_negative", []join.Option{join.HotKeyThreshold(-3)},
+			"beamjoin: join.Interval: HotKeyThreshold(-3) must be positive (NoHotKeyDetection turns detection off)"},
+		{"hot_key_threshold_split", []join.Option{join.HotKeyThreshold(10), join.SplitKeys(0)},
+			"beamjoin: join.Interval: HotKeyThreshold(10) cannot be combined with SplitKeys(0s), which splits every key already"},
+		{"hot_key_threshold_with_a_cap", []join.Option{join.HotKeyThreshold(10), join.MaxBufferedPerKey(10)},
+			"beamjoin: join.Interval: HotKeyThreshold(10) cannot be combined with MaxBufferedPerKey(10), which counts a key's elements in one place"},
+		{"hot_key_threshold_unique_left", []join.Option{join.HotKeyThreshold(10), join.UniqueLeft()},
+			"beamjoin: join.Interval: HotKeyThreshold(10) cannot be combined with UniqueLeft, which needs a key's left element in one place"},
 		{"unique_left_with_a_cap", []join.Option{join.UniqueLeft(), join.MaxBufferedPerKey(10)},
 			"beamjoin: join.Interval: UniqueLeft cannot be combined with MaxBufferedPerKey(10): the cap counts buffered elements, and UniqueLeft buffers fewer, so the cap would evict other ones"},
 	}

@@ -26,6 +26,8 @@ func TestOptionsContradicting(t *testing.T) {
 			"beamjoin: join.Interval: Between(0s, 1m0s) and Between(-1s, 1s) contradict each other: give one of them"},
 		{"interval_two_lateness", join.RouteInterval, []join.Option{between, join.AllowedLateness(time.Second), join.AllowedLateness(time.Minute)},
 			"beamjoin: join.Interval: AllowedLateness(1s) and AllowedLateness(1m0s) contradict each other: give one of them"},
+		{"interval_threshold_and_no_detection", join.RouteInterval, []join.Option{between, join.HotKeyThreshold(100), join.NoHotKeyDetection()},
+			"beamjoin: join.Interval: HotKeyThreshold(100) and NoHotKeyDetection() contradict each other: give one of them"},
 		{"window_full_and_left", join.RouteWindow, []join.Option{join.FullOuter, join.LeftOuter},
 			"beamjoin: join.Window: FullOuter and LeftOuter contradict each other: give one of them"},
 		{"asof_immediate_and_final", join.RouteAsOf, []join.Option{join.EmitImmediate, join.EmitFinal},

@@ -220,7 +220,7 @@ const DefaultHotKeyThreshold = 5000
 // sweeps a key in time buckets anyway.
 func HotKeyThreshold(n int) Option {
 	return optionFunc(func(c *config) {
-		c.hotAfter = n
+		c.hotAfter, c.hotGiven = n, true
 		c.set |= setHotKeys
 		c.given(setHotKeys, fmt.Sprintf("HotKeyThreshold(%d)", n))
 	})
@@ -232,7 +232,7 @@ func HotKeyThreshold(n int) Option {
 // stage.
 func NoHotKeyDetection() Option {
 	return optionFunc(func(c *config) {
-		c.hotAfter = -1
+		c.hotOff = true
 		c.set |= setHotKeys
 		c.given(setHotKeys, "NoHotKeyDetection()")
 	})
