@@ -275,10 +275,10 @@ type dStats struct {
 }
 
 func (st *dStats) String() string {
-	return fmt.Sprintf("%d cases in 2 layouts: %d joins of %d elements in all; "+
+	return fmt.Sprintf("%d cases in %d layouts: %d joins of %d elements in all; "+
 		"%d keys checked exactly, %d on time (order-free), %d for soundness only; %d also against the StreamJoiner; "+
 		"%d pairs, %d records; by the records: %d matched, %d unmatched, %d late, %d expired or evicted; the oracle: %d had to be late with their key's data present, %d more behind a timer of their key, %d evicted",
-		st.cases, st.joins, st.elements,
+		st.cases, len(layouts), st.joins, st.elements,
 		st.exactKeys, st.onTimeKeys, st.freeKeys, st.streamJoinerKeys,
 		st.pairs, st.records, st.fates[fMatched], st.fates[fUnmatched], st.fates[fLate], st.silent, st.mustLate, st.knownLate, st.evicted)
 }
