@@ -24,36 +24,39 @@ import (
 
 func init() {
 	register.Function1x2(countOne)
-	register.Function3x1(formatHourCount)
+	register.DoFn3x1[beam.Window, string, int, string](&formatWindowCountFn{})
 }
 
 // countOne keys a formatted record by its kind, counting it once.
 func countOne(record string) (string, int) { return strings.Fields(record)[0], 1 }
 
-// formatHourCount writes a count of a kind in an hour's window as
-// "kind@hour:n", the hour counted from the epoch.
-func formatHourCount(w beam.Window, kind string, n int) string {
-	return fmt.Sprintf("%s@%d:%d", kind, w.MaxTimestamp().Milliseconds()/time.Hour.Milliseconds(), n)
+// formatWindowCountFn writes a count of a kind in a fixed window of Width
+// ms as "kind@window:n", the window counted from the epoch.
+type formatWindowCountFn struct{ Width int64 }
+
+func (f *formatWindowCountFn) ProcessElement(w beam.Window, kind string, n int) string {
+	return fmt.Sprintf("%s@%d:%d", kind, w.MaxTimestamp().Milliseconds()/f.Width, n)
 }
 
-// hourlyCounts counts formatted records (PCollection<string>, with their
-// timestamps) per kind in one-hour fixed windows, as a user's downstream
+// windowCounts counts formatted records (PCollection<string>, with their
+// timestamps) per kind in fixed windows of width, as a user's downstream
 // aggregation would (beam.WindowInto, then stats.SumPerKey), and moves the
 // counts into the global window for passert.
-func hourlyCounts(s beam.Scope, records beam.PCollection) beam.PCollection {
-	hourly := beam.WindowInto(s, window.NewFixedWindows(time.Hour), beam.ParDo(s, countOne, records))
-	return beam.WindowInto(s, window.NewGlobalWindows(), beam.ParDo(s, formatHourCount, stats.SumPerKey(s, hourly)))
+func windowCounts(s beam.Scope, records beam.PCollection, width time.Duration) beam.PCollection {
+	counted := beam.WindowInto(s, window.NewFixedWindows(width), beam.ParDo(s, countOne, records))
+	return beam.WindowInto(s, window.NewGlobalWindows(),
+		beam.ParDo(s, &formatWindowCountFn{Width: width.Milliseconds()}, stats.SumPerKey(s, counted)))
 }
 
-// wantHourly counts records written "kind ... t=ms" per kind and hour, as
-// hourlyCounts writes them.
-func wantHourly(records []string) []any {
+// wantWindowCounts counts records written "kind ... t=ms" per kind and
+// fixed window of width, as windowCounts writes them.
+func wantWindowCounts(records []string, width time.Duration) []any {
 	counts := map[string]int{}
 	for _, rec := range records {
 		_, at, _ := strings.Cut(rec, " t=")
 		var ms int64
 		fmt.Sscan(at, &ms)
-		counts[fmt.Sprintf("%s@%d", strings.Fields(rec)[0], ms/time.Hour.Milliseconds())]++
+		counts[fmt.Sprintf("%s@%d", strings.Fields(rec)[0], ms/width.Milliseconds())]++
 	}
 	var out []string
 	for k, n := range counts {
@@ -104,11 +107,11 @@ func TestBoundedRecordsSurviveHourlyCounts(t *testing.T) {
 			recs, _ := bruteForce(es, 0, (15 * time.Minute).Milliseconds(), typ, emit)
 			records = append(records, recs...)
 		}
-		return wantHourly(records)
+		return wantWindowCounts(records, time.Hour)
 	}
 	asofWant := func(sp asofSpec) []any {
 		records, _ := asofOracle(sp, script, nil)
-		return wantHourly(records)
+		return wantWindowCounts(records, time.Hour)
 	}
 	for _, tc := range []struct {
 		name string
@@ -141,7 +144,7 @@ func TestBoundedRecordsSurviveHourlyCounts(t *testing.T) {
 			p, s := beam.NewPipelineWithRoot()
 			left, right := batch(s, script)
 			records := beam.ParDo(s, formatResult, tc.run(s, left, right))
-			passert.Equals(s, hourlyCounts(s, records), tc.want...)
+			passert.Equals(s, windowCounts(s, records, time.Hour), tc.want...)
 			ptest.RunAndValidate(t, p)
 		})
 	}

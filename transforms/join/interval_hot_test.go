@@ -14,16 +14,11 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/beamjoin/beamjoin/transforms/join"
 )
-
-func init() { register.Function3x1(formatTenSecondCount) }
 
 // hotScript is a stream of three keys, in time order from 1,700,000,000 s:
 // key "hot" has a burst of 120 elements 20 ms apart (left, then right),
@@ -54,38 +49,6 @@ func hotScript() []event {
 	}
 	slices.SortFunc(es, func(a, b event) int { return int(a.time - b.time) })
 	return es
-}
-
-// formatTenSecondCount writes a count of a kind in a ten-second window as
-// "kind@window:n", the window counted from the epoch.
-func formatTenSecondCount(w beam.Window, kind string, n int) string {
-	return fmt.Sprintf("%s@%d:%d", kind, w.MaxTimestamp().Milliseconds()/10_000, n)
-}
-
-// tenSecondCounts counts formatted records per kind in ten-second fixed
-// windows, as a user's downstream aggregation would, and moves the counts
-// into the global window for passert.
-func tenSecondCounts(s beam.Scope, records beam.PCollection) beam.PCollection {
-	counted := beam.WindowInto(s, window.NewFixedWindows(10*time.Second), beam.ParDo(s, countOne, records))
-	return beam.WindowInto(s, window.NewGlobalWindows(), beam.ParDo(s, formatTenSecondCount, stats.SumPerKey(s, counted)))
-}
-
-// wantTenSecond counts records written "kind ... t=ms" as tenSecondCounts
-// writes them.
-func wantTenSecond(records []string) []any {
-	counts := map[string]int{}
-	for _, rec := range records {
-		_, at, _ := strings.Cut(rec, " t=")
-		var ms int64
-		fmt.Sscan(at, &ms)
-		counts[fmt.Sprintf("%s@%d", strings.Fields(rec)[0], ms/10_000)]++
-	}
-	var out []string
-	for k, n := range counts {
-		out = append(out, fmt.Sprintf("%s:%d", k, n))
-	}
-	slices.Sort(out)
-	return toAny(out)
 }
 
 // TestIntervalHotKeyCutOver runs hotScript on time through the streaming
@@ -135,7 +98,7 @@ func TestIntervalHotKeyCutOver(t *testing.T) {
 			formatted := beam.ParDo(s, formatResult, joined.Records)
 			passert.Equals(s, formatted, toAny(records)...)
 			passert.Empty(s, joined.Late)
-			passert.Equals(s, tenSecondCounts(s, formatted), wantTenSecond(records)...)
+			passert.Equals(s, windowCounts(s, formatted, 10*time.Second), wantWindowCounts(records, 10*time.Second)...)
 		}
 	}
 	pr := ptest.RunAndValidate(t, p)

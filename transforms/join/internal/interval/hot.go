@@ -168,32 +168,7 @@ func (f *hotFn) processHot(ctx context.Context, st stores, sst splitStores, ks, 
 	from, to := j.Rules.PartnerRange(side, t)
 	if own || from < ks.split {
 		a := ks.b.Add(j.Rules, e) // not late: the bag part's progress is no later
-		for _, x := range a.Retracted {
-			if ks.owns(x.Time) {
-				emit(beam.EventTime(x.Time), key, single(raw.Retract, x))
-				counters.Retractions.Inc(ctx, 1)
-			}
-		}
-		pairs := 0
-		for _, x := range a.Partners {
-			l, r := e, x
-			if side == match.Right {
-				l, r = x, e
-			}
-			if !ks.owns(l.Time) {
-				continue
-			}
-			emit(beam.EventTime(max(l.Time, r.Time)), key, raw.Record{
-				Kind: raw.Pair, HasLeft: true, HasRight: true,
-				LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
-			})
-			pairs++
-		}
-		counters.Pairs.Inc(ctx, int64(pairs))
-		if own && a.Unmatched {
-			emit(beam.EventTime(t), key, single(raw.Unmatched, e))
-			counters.UnmatchedOut[side].Inc(ctx, 1)
-		}
+		emitOwned(ctx, key, e, a, ks.owns, emit)
 		e.Matched = len(a.Partners) > 0
 		if err := f.keep(ctx, st, key, ks, e, own, emit); err != nil {
 			return err

@@ -465,28 +465,7 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 		ks.stored = true
 		counters.keysWithState.Inc(ctx, 1)
 	}
-	for _, x := range a.Retracted {
-		if j.Split.owns(bucket, x.Time) {
-			emit(beam.EventTime(x.Time), key, single(raw.Retract, x))
-			counters.Retractions.Inc(ctx, 1)
-		}
-	}
-	pairs := 0
-	for _, x := range a.Partners {
-		l, r := e, x
-		if side == match.Right {
-			l, r = x, e
-		}
-		if !j.Split.owns(bucket, l.Time) {
-			continue
-		}
-		emit(beam.EventTime(max(l.Time, r.Time)), key, raw.Record{
-			Kind: raw.Pair, HasLeft: true, HasRight: true,
-			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
-		})
-		pairs++
-	}
-	counters.Pairs.Inc(ctx, int64(pairs))
+	emitOwned(ctx, key, e, a, func(t int64) bool { return j.Split.owns(bucket, t) }, emit)
 	e.Matched = len(a.Partners) > 0
 	if err := st.bag.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
 		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
@@ -494,10 +473,6 @@ func (j *bucketJoiner) process(ctx context.Context, st splitStores, group []byte
 	ks.inBag++
 	if own {
 		counters.In[side].Inc(ctx, 1)
-		if a.Unmatched {
-			emit(beam.EventTime(in.Time), key, single(raw.Unmatched, e))
-			counters.UnmatchedOut[side].Inc(ctx, 1)
-		}
 		counters.buffered.Inc(ctx, 1)
 		ks.owned++
 		// What the bucket holds, its own elements and copies: the state
@@ -551,6 +526,40 @@ func (j *bucketJoiner) cleanup(ctx context.Context, st splitStores, group []byte
 	ks.timer = j.timerFor(ks, bucket)
 	moveTimers(st, pending, ks.timer)
 	return nil
+}
+
+// emitOwned emits what the arrival a of e makes in a place that owns the
+// elements owns reports (a bucket of the split layout, a hot key's bag
+// part), the others being copies it holds for them: the retractions of
+// its own elements, the pairs whose left element it owns, and e's
+// unmatched record if it owns e.
+func emitOwned(ctx context.Context, key beam.X, e match.Entry[[]byte], a match.Arrival[[]byte], owns func(int64) bool, emit func(beam.EventTime, beam.X, raw.Record)) {
+	for _, x := range a.Retracted {
+		if owns(x.Time) {
+			emit(beam.EventTime(x.Time), key, single(raw.Retract, x))
+			counters.Retractions.Inc(ctx, 1)
+		}
+	}
+	pairs := 0
+	for _, x := range a.Partners {
+		l, r := e, x
+		if e.Side == match.Right {
+			l, r = x, e
+		}
+		if !owns(l.Time) {
+			continue
+		}
+		emit(beam.EventTime(max(l.Time, r.Time)), key, raw.Record{
+			Kind: raw.Pair, HasLeft: true, HasRight: true,
+			LeftTime: l.Time, RightTime: r.Time, Left: l.Value, Right: r.Value,
+		})
+		pairs++
+	}
+	counters.Pairs.Inc(ctx, int64(pairs))
+	if a.Unmatched && owns(e.Time) {
+		emit(beam.EventTime(e.Time), key, single(raw.Unmatched, e))
+		counters.UnmatchedOut[e.Side].Inc(ctx, 1)
+	}
 }
 
 // emitFate emits the fate f of x if the join tracks fates, at x's time.
