@@ -66,7 +66,7 @@ func TestE2EDryRunStateful(t *testing.T) {
 			continue
 		}
 		found = append(found, tr.GetUniqueName())
-		if !strings.HasSuffix(tr.GetUniqueName(), "/join.Interval/interval.intervalFn") {
+		if !slices.ContainsFunc(intervalSteps, func(step string) bool { return strings.HasSuffix(tr.GetUniqueName(), step) }) {
 			continue
 		}
 		if len(pd.GetStateSpecs()) == 0 {
@@ -92,10 +92,17 @@ func TestE2EDryRunStateful(t *testing.T) {
 			t.Errorf("%s: input coder %s, want a KV coder", tr.GetUniqueName(), c.GetSpec().GetUrn())
 		}
 	}
-	if !slices.ContainsFunc(found, func(n string) bool { return strings.HasSuffix(n, "/join.Interval/interval.intervalFn") }) {
-		t.Errorf("no stateful interval.intervalFn in the translated pipeline; stateful ParDos: %v", found)
+	for _, step := range intervalSteps {
+		if !slices.ContainsFunc(found, func(n string) bool { return strings.HasSuffix(n, step) }) {
+			t.Errorf("no stateful %s in the translated pipeline; stateful ParDos: %v", step, found)
+		}
 	}
 }
+
+// intervalSteps are the stateful steps of the interval join's default
+// layout: the per-key DoFn with hot-key detection, and the buckets a hot
+// key's later elements go to.
+var intervalSteps = []string{"/join.Interval/interval.hotFn", "/join.Interval/hot-buckets/interval.bucketFn"}
 
 func firstKey(m map[string]string) string {
 	for k := range m {
