@@ -86,6 +86,10 @@ func TestPipelineMarshalsIdentically(t *testing.T) {
 			join.Interval[string, string, string](s, in, in, join.Between(-time.Second, time.Second), join.FullOuter, join.EmitRetract,
 				join.AllowedLateness(time.Second), join.MaxBufferedPerKey(10), join.ProgressHorizon(time.Minute), join.Streaming())
 		}},
+		{"interval_hot_key_detection", func(s beam.Scope) {
+			in := keyed(s, false)
+			join.Interval[string, string, string](s, in, in, join.Between(-time.Second, time.Second), join.LeftOuter, join.HotKeyThreshold(100), join.Streaming())
+		}},
 		{"interval_windowed_hot_keys", func(s beam.Scope) {
 			in := keyed(s, true)
 			join.Interval[string, string, string](s, in, in, join.Between(0, time.Second), join.LeftOuter, join.EmitFinal, join.SplitKeys(0), join.Streaming())
