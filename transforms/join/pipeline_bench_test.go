@@ -497,9 +497,14 @@ var hotKeyLayouts = []struct {
 // CleanupEvery(time.Second), the default when the sizes were chosen, keeps
 // each buffer at its size (the derived default grows with the lateness).
 func hotKeyCase(buffered int64, layout []join.Option) pipelineCase {
+	return intervalCase("hot", hotOpts(buffered, layout)...)
+}
+
+// hotOpts are hotKeyCase's join options.
+func hotOpts(buffered int64, layout []join.Option) []join.Option {
 	lateness := time.Duration(buffered/100-1) * time.Second
-	return intervalCase("hot", append([]join.Option{join.Between(-10*time.Millisecond, 10*time.Millisecond),
-		join.AllowedLateness(lateness), join.CleanupEvery(time.Second)}, layout...)...)
+	return append([]join.Option{join.Between(-10*time.Millisecond, 10*time.Millisecond),
+		join.AllowedLateness(lateness), join.CleanupEvery(time.Second)}, layout...)
 }
 
 // reportSteady reports the wall time per element after the first fill

@@ -96,7 +96,7 @@ func runHotKey(h *harness, in hotKeyInput, fill, measured, bundle int) stateCost
 
 // defaultHotAfter is join.DefaultHotKeyThreshold, the threshold the
 // default layout detects hot keys at (package join imports this one).
-const defaultHotAfter = 5000
+const defaultHotAfter = 10_000
 
 // hotLayout is a layout the in-memory benchmarks run a join in.
 type hotLayout struct {
