@@ -46,6 +46,9 @@ func init() {
 	register.Emitter2[string, benchTagged]()
 	register.DoFn4x1[beam.EventTime, state.Provider, string, benchTagged, error](&bagAppendFn{})
 	register.DoFn1x0[join.Result[string, string, string]](&countResultsFn{})
+	register.DoFn2x0[join.Result[string, string, string], func(string)](&countResultsOutFn{})
+	register.Emitter1[string]()
+	register.DoFn1x0[string](&discardFn{})
 	register.DoFn1x0[join.WindowResult[string, string, string]](&countWindowResultsFn{})
 }
 
@@ -298,6 +301,35 @@ func (countResultsFn) ProcessElement(r join.Result[string, string, string]) {
 	results.add()
 }
 
+// countResultsOutFn counts as countResultsFn does, and has an output,
+// which it never emits to, for another stage to take (outputSink).
+type countResultsOutFn struct{}
+
+func (countResultsOutFn) ProcessElement(r join.Result[string, string, string], _ func(string)) {
+	countResultsFn{}.ProcessElement(r)
+}
+
+// discardFn takes countResultsOutFn's output.
+type discardFn struct{}
+
+func (discardFn) ProcessElement(string) {}
+
+// outputSink counts the join's records (countResultsOutFn) in a stage
+// that has an output: a Reshuffle, which never gets an element, to a
+// discardFn. Prism v2.77 busy-waits in stage.Execute for the whole of
+// each bundle of a stage with neither outputs nor timers (its data-done
+// channel is closed before the bundle starts: runners/prism/internal
+// stage.go and worker/bundle.go), and the default layout's records, with
+// hot-key detection a Flatten of its two stateful stages' records, reach
+// a sink in a stage of its own; on 2 cores the spin takes a core from
+// the pipeline (docs/performance.md, "Hot keys found at run time"). A
+// sink fused into the join's stateful stage, as without detection, has
+// the stage's timers and does not spin.
+func outputSink(s beam.Scope, records beam.PCollection) {
+	s = s.Scope("sink")
+	beam.ParDo0(s, discardFn{}, beam.Reshuffle(s, beam.ParDo(s, countResultsOutFn{}, records)))
+}
+
 type countWindowResultsFn struct{}
 
 func (countWindowResultsFn) ProcessElement(join.WindowResult[string, string, string]) {
@@ -488,16 +520,25 @@ var hotKeyLayouts = []struct {
 	{"bag", []join.Option{join.NoHotKeyDetection()}},
 	{"bag-nocache", []join.Option{join.NoHotKeyDetection(), join.NoBundleCache()}},
 	{"detect", nil},
+	{"detect-bare-sink", nil}, // counted by a sink with no output (see outputSink)
 	{"split", []join.Option{join.SplitKeys(0)}},
 	{"split-nocache", []join.Option{join.SplitKeys(0), join.NoBundleCache()}},
 }
 
 // hotKeyCase is the hot key benchmarks' join of an input whose hot key
-// buffers about buffered elements, in a layout of hotKeyLayouts.
-// CleanupEvery(time.Second), the default when the sizes were chosen, keeps
-// each buffer at its size (the derived default grows with the lateness).
-func hotKeyCase(buffered int64, layout []join.Option) pipelineCase {
-	return intervalCase("hot", hotOpts(buffered, layout)...)
+// buffers about buffered elements, in a layout of hotKeyLayouts, its
+// records counted by outputSink (by countResultsFn alone in
+// detect-bare-sink). CleanupEvery(time.Second), the default when the
+// sizes were chosen, keeps each buffer at its size (the derived default
+// grows with the lateness).
+func hotKeyCase(buffered int64, layout string, opts []join.Option) pipelineCase {
+	c := intervalCase("hot", hotOpts(buffered, opts)...)
+	if layout != "detect-bare-sink" {
+		c.build = func(s beam.Scope, left, right beam.PCollection) {
+			outputSink(s, join.Interval[string, string, string](s, left, right, hotOpts(buffered, opts)...).Records)
+		}
+	}
+	return c
 }
 
 // hotOpts are hotKeyCase's join options.
@@ -544,8 +585,11 @@ func BenchmarkHotKey(b *testing.B) {
 			if buffered > 10_000 && strings.HasSuffix(l.name, "-nocache") {
 				continue // every element reads the whole buffer: hours
 			}
+			if l.name == "detect-bare-sink" {
+				continue // BenchmarkHotKeyAmongOrdinary shows what the spin costs
+			}
 			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
-				c := hotKeyCase(buffered, l.opts)
+				c := hotKeyCase(buffered, l.name, l.opts)
 				for range b.N {
 					pr := runPipeline(b, g, c, buffered/2)
 					reportSteady(b, pr, g, buffered)
@@ -575,6 +619,8 @@ func hotAmongOrdinary(n int64) genSpec {
 // ("bag", NoHotKeyDetection): ns/elem-steady is the wall time per element,
 // of every key, after the fill (the elements before the hot key's
 // buffered-th), over the next 7000 (2000 of the hot key's).
+// detect-bare-sink, at 10,000 only, counts the records in a stage without
+// outputs, where Prism spins (see outputSink).
 // BenchmarkHotKeyAmongOrdinaryState (internal/interval) gives the hot
 // key's state bytes per element on the same input.
 func BenchmarkHotKeyAmongOrdinary(b *testing.B) {
@@ -583,11 +629,11 @@ func BenchmarkHotKeyAmongOrdinary(b *testing.B) {
 		fill := buffered * perPeriod / hotPerPeriod
 		g := hotAmongOrdinary(fill + 2000*perPeriod/hotPerPeriod)
 		for _, l := range hotKeyLayouts {
-			if l.name != "detect" && l.name != "bag" {
+			if l.name != "detect" && l.name != "bag" && (l.name != "detect-bare-sink" || buffered > 10_000) {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
-				c := hotKeyCase(buffered, l.opts)
+				c := hotKeyCase(buffered, l.name, l.opts)
 				for range b.N {
 					pr := runPipeline(b, g, c, fill/2)
 					reportSteady(b, pr, g, fill)
