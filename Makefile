@@ -48,7 +48,10 @@ lint:
 # Benchmarks: the matching core and the StreamJoiner
 # against nested loops, state bytes, and pipelines on Prism in process
 # against a bag-append baseline and a hand-written interval join (with
-# what each buffers on a steady key), scaling and a hot key; the interval join's
+# what each buffers on a steady key), scaling and a hot key; hot keys
+# found at run time (the default layout against NoHotKeyDetection, three
+# interleaved runs on ordinary keys, and one hot key among 1000 ordinary
+# ones at 10k and 100k buffered); the interval join's
 # bounded path against the window join on a bounded input, and `beamjoin
 # interval` on 2x100k generated lines, bounded vs streaming path and SQLite;
 # the Pub/Sub source on the pstest fake against a bare pull loop and Receive
@@ -69,12 +72,15 @@ bench: tools
 	$(GO) test -run '^$$' -bench 'BenchmarkStreamJoiner' -benchmem -benchtime 0.3s -count 5 ./transforms/streamjoiner >> .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkStateBytes' -benchtime 1x ./transforms/join/internal/bagstate >> .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/./^N=10000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2> .bench/prism.log
-	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^(bag-append|handwritten-inner|interval-inner|interval-inner-split|interval-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^(bag-append|handwritten-inner|interval-inner-split|interval-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	for i in 1 2 3; do $(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner(-nodetect)?$$/^N=100000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log || exit 1; done
 	$(GO) test -run '^$$' -bench 'BenchmarkSteadyKey' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=300000$$' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	if [ -n "$(BENCH_1M)" ]; then $(GO) test -run '^$$' -bench 'BenchmarkPipeline/^interval-inner$$/^N=1000000$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log; fi
-	$(GO) test -run '^$$' -bench '^BenchmarkHotKey$$/' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
-	$(GO) test -run '^$$' -bench 'BenchmarkHotKeyState|BenchmarkOrdinaryKeysState' -benchtime 1x -timeout 30m ./transforms/join/internal/interval >> .bench/raw.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkHotKey$$/./^buffered=(100|1000|10000|100000)$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench '^BenchmarkHotKeyAmongOrdinary$$' -benchtime 1x -timeout 60m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
+	$(GO) test -run '^$$' -bench '^BenchmarkHotKeyState$$/./^buffered=(1000|10000|100000)$$' -benchtime 1x -timeout 30m ./transforms/join/internal/interval >> .bench/raw.txt
+	$(GO) test -run '^$$' -bench '^(BenchmarkOrdinaryKeysState|BenchmarkHotKeyAmongOrdinaryState)$$' -benchtime 1x -timeout 30m ./transforms/join/internal/interval >> .bench/raw.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkMulti/' -benchtime 1x -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkRead' -benchtime 1x -count 3 -timeout 30m ./pipelines/pubsubio >> .bench/raw.txt 2>> .bench/prism.log
 	$(GO) test -run '^$$' -bench 'BenchmarkBounded/^(interval-bounded-inner|interval-bounded-left-final|window-tumbling)$$/^N=100000$$' -benchtime 1x -count 3 -timeout 30m ./transforms/join >> .bench/raw.txt 2>> .bench/prism.log

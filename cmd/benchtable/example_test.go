@@ -64,7 +64,7 @@ BenchmarkSteadyKey/interval-inner/N=2000-2        1  1000000000 ns/op  400.0 ele
 	// handwritten-inner  2000  2000              22.0            90.9x  300
 	// interval-inner     2000  33.0              22.0            1.50x  400
 	//
-	// Targets (issues 6, 9, 14, 28, 30, 49 and 51)
+	// Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)
 	// target                                                                               measured
 	// interval-inner, defaults, >= 1.5x the hand-written join (N=10000)                    1.25x     MISSED
 	// interval-left-final, defaults, >= 1.0x the hand-written join (N=10000)               1.10x     met
@@ -106,7 +106,7 @@ BenchmarkBoundedHotKey/keys=1000/N=1000000-2  1  7192753805 ns/op  7186 ns/elem 
 	// keys=1/N=1000000     7986     6630              853
 	// keys=1000/N=1000000  7186     6630              698
 	//
-	// Targets (issues 6, 9, 14, 28, 30, 49 and 51)
+	// Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)
 	// target                                                               measured
 	// bounded, one key: sweep's high-water mark at 1M within 1.2x of 100k  1.00x     met
 	// bounded, one key of 1M: time within 1.5x of 1000 keys of 1k          1.11x     met
@@ -126,7 +126,7 @@ BenchmarkBatchWindow/path=window-grouped/lines=100000-2  1  15000000000 ns/op  1
 	// window-grouped  lines=100000  17.1   6.16x  710          2
 	// window-late     lines=100000  105    1.00x  800          1
 	//
-	// Targets (issues 6, 9, 14, 28, 30, 49 and 51)
+	// Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)
 	// target                                                                                        measured
 	// beamjoin window on files read whole (lines=100000): >= 4x faster than the late-counting path  6.16x     met
 }
@@ -153,7 +153,7 @@ BenchmarkResultDecode/one-to-one/cached-2     230  5221622 ns/op  1135 ns/record
 	// one-to-one  uncached  1064       1.00x  3238404  59800      2
 	// one-to-one  cached    1132       1.06x  3238406  59800      2
 	//
-	// Targets (issues 6, 9, 14, 28, 30, 49 and 51)
+	// Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)
 	// target                                                                                              measured
 	// Result decoding with the last-value cache: faster than without it on a fan-out join's records       0.70x     met
 	// Result decoding with the last-value cache: at most 1.1x the time without it where no value repeats  1.06x     met
@@ -182,7 +182,7 @@ BenchmarkStreamingPeakRSS/q9/sdk-only-2  1  9 ns/op  238.4 MB-peak-rss-N=100000 
 	// q9     beamjoin  100000 → 1000000  230 → 245    1.07x  1     <= 1.50x
 	// q9     sdk-only  100000 → 1000000  238 → 274    1.15x  1     <= 1.50x
 	//
-	// Targets (issues 6, 9, 14, 28, 30, 49 and 51)
+	// Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)
 	// target                                                                                    measured
 	// Nexmark q9 bounded (N=1000000): beamjoin >= 1.00x the SDK-only version, median of 2 runs  0.963x    MISSED
 	// Nexmark q9 streaming, beamjoin: peak RSS at N=1000000 <= 1.5x N=100000's                  1.07x     met
@@ -203,10 +203,50 @@ BenchmarkMulti/wide/chained-interval/N=20000-2  1  10393721744 ns/op  1927 elem/
 	// one    20000  4252          3201            1.33x  5.00                34.0                  0.15x  10000
 	// wide   20000  2906          1927            1.51x  16.0                32.0                  0.50x  200000
 	//
-	// Targets (issues 6, 9, 14, 28, 30, 49 and 51)
+	// Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)
 	// target                                                           measured
 	// Multi >= 2x the chained joins' elem/s (one, N=20000)             1.33x     MISSED
 	// Multi buffers <= 0.5x the chained joins per key (one, N=20000)   0.15x     met
 	// Multi >= 2x the chained joins' elem/s (wide, N=20000)            1.51x     MISSED
 	// Multi buffers <= 0.5x the chained joins per key (wide, N=20000)  0.50x     met
+}
+
+// The section of hot keys found at run time and its three targets:
+// ordinary keys' throughput with detection over without it (the median of
+// the paired runs' ratios), and one hot key among 1000 ordinary ones, its
+// time and its own state bytes per element at 100,000 buffered over
+// 10,000.
+func Example_hotDetect() {
+	raw := `BenchmarkPipeline/interval-inner/N=100000-2           1  1 ns/op  5000 elem/s
+BenchmarkPipeline/interval-inner-nodetect/N=100000-2  1  1 ns/op  5100 elem/s
+BenchmarkPipeline/interval-inner/N=100000-2           1  1 ns/op  4000 elem/s
+BenchmarkPipeline/interval-inner-nodetect/N=100000-2  1  1 ns/op  4000 elem/s
+BenchmarkPipeline/interval-inner/N=100000-2           1  1 ns/op  4500 elem/s
+BenchmarkPipeline/interval-inner-nodetect/N=100000-2  1  1 ns/op  5000 elem/s
+BenchmarkHotKeyAmongOrdinary/detect/buffered=10000-2   1  1 ns/op  200000 ns/elem-steady  1.000 hot-keys
+BenchmarkHotKeyAmongOrdinary/bag/buffered=10000-2      1  1 ns/op  220000 ns/elem-steady  0 hot-keys
+BenchmarkHotKeyAmongOrdinary/detect/buffered=100000-2  1  1 ns/op  210000 ns/elem-steady  1.000 hot-keys
+BenchmarkHotKeyAmongOrdinary/bag/buffered=100000-2     1  1 ns/op  660000 ns/elem-steady  0 hot-keys
+BenchmarkHotKeyAmongOrdinaryState/detect/buffered=10000-2   1  1 ns/op  500.0 hot-state-B/elem
+BenchmarkHotKeyAmongOrdinaryState/bag/buffered=10000-2      1  1 ns/op  2000 hot-state-B/elem
+BenchmarkHotKeyAmongOrdinaryState/detect/buffered=100000-2  1  1 ns/op  700.0 hot-state-B/elem
+BenchmarkHotKeyAmongOrdinaryState/bag/buffered=100000-2     1  1 ns/op  20000 hot-state-B/elem
+`
+	show(raw, true, hotDetect)
+	// Output:
+	// Hot keys found at run time: the default layout (detect) against NoHotKeyDetection (the default layout before), same run; (x) = detect over NoHotKeyDetection
+	// figure                                                     detect  NoHotKeyDetection  (x)    runs
+	// ordinary keys (1000 keys, N=100000): elem/s                4500    5000               0.98x  3
+	// hot among 1000 ordinary: us/elem (Prism) @10000 buffered   200     220                0.91x  1
+	// hot among 1000 ordinary: us/elem (Prism) @100000 buffered  210     660                0.32x  1
+	//   100000 vs 10000 buffered                                 1.05x   3.00x
+	// the hot key's state B/elem (in-memory) @10000 buffered     500     2000               0.25x  1
+	// the hot key's state B/elem (in-memory) @100000 buffered    700     20000              0.04x  1
+	//   100000 vs 10000 buffered                                 1.40x   10.0x
+	//
+	// Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)
+	// target                                                                                               measured
+	// ordinary keys (1000 keys, N=100000): default (hot-key detection) >= 0.95x NoHotKeyDetection elem/s   0.98x     met
+	// one hot key among 1000 ordinary (default layout): time per element at 100000 buffered <= 1.2x 10000  1.05x     met
+	// the same hot key (default layout): state bytes per element at 100000 buffered <= 1.2x 10000          1.40x     MISSED
 }

@@ -20,7 +20,7 @@ func hotKeyState(w io.Writer, r results, t *targets) {
 		header = append(header, fmt.Sprintf("state B/elem @%d", b))
 	}
 	header = append(header, "calls/elem", "largest value B")
-	tb := newTable(w, "Hot key: state bytes read and written per element, calls per element and the largest value written (in-memory backend)", header...)
+	tb := newTable(w, "Hot key: state bytes read and written per element, calls per element and the largest value written (in-memory backend); bag = NoHotKeyDetection, detect = the default layout", header...)
 	for _, l := range layoutsOf(names, "BenchmarkHotKeyState/") {
 		row := []string{l}
 		var calls, largest float64
@@ -47,8 +47,8 @@ func hotKeyState(w io.Writer, r results, t *targets) {
 }
 
 // ordinaryKeysState is the state calls and bytes per element on ordinary
-// keys, by layout (BenchmarkOrdinaryKeysState): what SplitKeys costs where
-// no key is hot.
+// keys, by layout (BenchmarkOrdinaryKeysState): what SplitKeys, and
+// hot-key detection (detect), cost where no key is hot.
 func ordinaryKeysState(w io.Writer, r results) {
 	names := r.matching("BenchmarkOrdinaryKeysState/")
 	if len(names) == 0 {

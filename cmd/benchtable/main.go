@@ -3,9 +3,9 @@
 // a person can read: the core against the nested loop, the pipelines on
 // Prism against the bag-append baseline, join.Interval against a
 // hand-written join and what each buffers on a steady key, scaling, the
-// hot key, the bounded path, state bytes, and each target of issues 6 and
-// 14 met or missed. Every ratio is computed from the medians of the same
-// file, so from the same run.
+// hot key, hot keys found at run time, the bounded path, state bytes, and
+// each target met or missed. Every ratio is computed from the medians of
+// the same file, so from the same run.
 //
 //	go run ./cmd/benchtable .bench/raw.txt
 //
@@ -58,6 +58,7 @@ func report(w io.Writer, r results) {
 	hotKey(w, r, &t)
 	hotKeyState(w, r, &t)
 	ordinaryKeysState(w, r)
+	hotDetect(w, r, &t)
 	boundedHotKey(w, r, &t)
 	bounded(w, r, &t)
 	batch(w, r, &t)
@@ -192,7 +193,7 @@ func joiner(w io.Writer, r results) {
 
 // pipelineOrder lists the pipeline benchmarks in the order they are shown.
 var pipelineOrder = []string{
-	"bag-append", "handwritten-inner", "interval-inner", "interval-left-final", "window-tumbling",
+	"bag-append", "handwritten-inner", "interval-inner", "interval-inner-nodetect", "interval-left-final", "window-tumbling",
 	"interval-inner-nocache", "interval-inner-split", "interval-inner-cleanup10s", "interval-inner-cleanup60s",
 }
 
@@ -278,7 +279,7 @@ func hotKey(w io.Writer, r results, t *targets) {
 		header = append(header, fmt.Sprintf("us/elem @%d", b))
 	}
 	header = append(header, "largest vs smallest")
-	tb := newTable(w, "Hot key: one key, steady-state wall time per element once the buffer has filled", header...)
+	tb := newTable(w, "Hot key: one key, steady-state wall time per element once the buffer has filled; bag = NoHotKeyDetection, detect = the default layout, split = SplitKeys", header...)
 	for _, l := range layoutsOf(names, "BenchmarkHotKey/") {
 		row := []string{l}
 		var lo, hi float64
@@ -302,7 +303,7 @@ func hotKey(w io.Writer, r results, t *targets) {
 	}
 	if hi, hok := steady("bag", 10_000); hok {
 		if lo, lok := steady("bag", 100); lok {
-			t.add("hot key (bag layout): cost at 10000 buffered within 3x of 100", hi/lo <= 3, ratio(hi, lo, true))
+			t.add("hot key (bag layout, NoHotKeyDetection): cost at 10000 buffered within 3x of 100", hi/lo <= 3, ratio(hi, lo, true))
 		}
 	}
 	if hi, hok := steady("split", 100_000); hok {
@@ -349,7 +350,7 @@ func (t *targets) print(w io.Writer) {
 	if len(t.rows) == 0 {
 		return
 	}
-	tb := newTable(w, "Targets (issues 6, 9, 14, 28, 30, 49 and 51)", "target", "measured", "")
+	tb := newTable(w, "Targets (issues 6, 9, 14, 28, 30, 49, 50 and 51)", "target", "measured", "")
 	for _, row := range t.rows {
 		tb.row(row[0], row[1], row[2])
 	}

@@ -8,11 +8,13 @@ package join_test
 // next to each other with ratios (cmd/benchtable).
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +46,9 @@ func init() {
 	register.Emitter2[string, benchTagged]()
 	register.DoFn4x1[beam.EventTime, state.Provider, string, benchTagged, error](&bagAppendFn{})
 	register.DoFn1x0[join.Result[string, string, string]](&countResultsFn{})
+	register.DoFn2x0[join.Result[string, string, string], func(string)](&countResultsOutFn{})
+	register.Emitter1[string]()
+	register.DoFn1x0[string](&discardFn{})
 	register.DoFn1x0[join.WindowResult[string, string, string]](&countWindowResultsFn{})
 }
 
@@ -66,6 +71,11 @@ type genSpec struct {
 	// whole input would wait in Prism's queues, and peak memory would
 	// measure the input, not the join.
 	Ahead int64
+	// HotPair, if positive, makes the input mixed (hotAmongOrdinary):
+	// besides the Keys ordinary keys, whose pairs are then spread evenly
+	// over Pair, a key "hot" has a pair every HotPair ms, each right Gap
+	// after its left. Pair must be a multiple of HotPair.
+	HotPair int64
 }
 
 const genEpoch = int64(1_700_000_000_000) // event time of element 0, ms
@@ -76,6 +86,71 @@ func (g genSpec) time(i int64) int64 {
 }
 
 func (g genSpec) left(i int64) bool { return (i/g.Keys)%2 == 0 }
+
+// element is element i's time, key (of keys, the Keys ordinary ones and
+// "hot") and side: g.time(i), i%g.Keys and g.left(i) but in a mixed
+// input, whose elements follow one period's (mixedSlots) Pair after
+// Pair.
+func (g genSpec) element(i int64) (t, key int64, left bool) {
+	if g.HotPair <= 0 {
+		return g.time(i), i % g.Keys, g.left(i)
+	}
+	slots := g.mixedSlots()
+	s := slots[i%int64(len(slots))]
+	return genEpoch + i/int64(len(slots))*g.Pair + s.at, s.key, s.left
+}
+
+// keys are the names of the input's keys: key-00000 and on, and in a
+// mixed input "hot" last.
+func (g genSpec) keys() []string {
+	keys := make([]string, g.Keys)
+	for k := range keys {
+		keys[k] = fmt.Sprintf("key-%05d", k)
+	}
+	if g.HotPair > 0 {
+		keys = append(keys, "hot")
+	}
+	return keys
+}
+
+// genSlot is one element of a mixed input's period: its time in the
+// period, its key (Keys: the hot one) and side.
+type genSlot struct {
+	at, key int64
+	left    bool
+}
+
+var mixedSlotsOf sync.Map // genSpec → []genSlot
+
+// mixedSlots is one period (Pair ms) of a mixed input, in event-time order
+// (on a tie, the hot key first, then by key, left first): the ordinary
+// keys' pairs Pair/Keys apart, the hot key's HotPair apart.
+// internal/interval's mixedInput mirrors it.
+func (g genSpec) mixedSlots() []genSlot {
+	if s, ok := mixedSlotsOf.Load(g); ok {
+		return s.([]genSlot)
+	}
+	var out []genSlot
+	for k := range g.Keys {
+		at := k * g.Pair / g.Keys
+		out = append(out, genSlot{at, k, true}, genSlot{at + g.Gap, k, false})
+	}
+	for at := int64(0); at < g.Pair; at += g.HotPair {
+		out = append(out, genSlot{at, g.Keys, true}, genSlot{at + g.Gap, g.Keys, false})
+	}
+	slices.SortStableFunc(out, func(a, b genSlot) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(b.key, a.key), cmp.Compare(boolInt(b.left), boolInt(a.left)))
+	})
+	mixedSlotsOf.Store(g, out)
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // genFn emits a genSpec's elements in order, on two outputs (left and
 // right), reporting the watermark every Every elements.
@@ -104,24 +179,22 @@ func (genFn) CreateWatermarkEstimator() *sdf.ManualWatermarkEstimator {
 func (genFn) ProcessElement(_ context.Context, we *sdf.ManualWatermarkEstimator, rt *sdf.LockRTracker, g genSpec,
 	left, right func(beam.EventTime, string, string)) (sdf.ProcessContinuation, error) {
 	i := rt.GetRestriction().(offsetrange.Restriction).Start
-	we.UpdateWatermark(time.UnixMilli(g.time(i) - 1))
+	next := func(i int64) int64 { t, _, _ := g.element(i); return t }
+	we.UpdateWatermark(time.UnixMilli(next(i) - 1))
 	// Wait here, before emitting anything (a bundle's output reaches the
 	// pipeline only when it ends), for the pipeline to catch up; give up
 	// after a second, in case what is in flight waits for the watermark.
 	for start := time.Now(); g.Ahead > 0 && i-consumed.Load() > g.Ahead && time.Since(start) < time.Second; {
 		time.Sleep(200 * time.Microsecond)
 	}
-	keys := make([]string, g.Keys)
-	for k := range keys {
-		keys[k] = fmt.Sprintf("key-%05d", k)
-	}
+	keys := g.keys()
 	pad := make([]byte, g.Value)
 	for k := range pad {
 		pad[k] = 'v'
 	}
 	for n := int64(0); ; n++ {
 		if n == g.Every || (g.Ahead > 0 && n%100 == 0 && i-consumed.Load() > g.Ahead) {
-			we.UpdateWatermark(time.UnixMilli(g.time(i) - 1))
+			we.UpdateWatermark(time.UnixMilli(next(i) - 1))
 			return sdf.ResumeProcessingIn(0), nil
 		}
 		if !rt.TryClaim(i) {
@@ -131,11 +204,12 @@ func (genFn) ProcessElement(_ context.Context, we *sdf.ManualWatermarkEstimator,
 		if len(v) < len(pad) {
 			v += string(pad[len(v):])
 		}
+		t, k, isLeft := g.element(i)
 		emit := right
-		if g.left(i) {
+		if isLeft {
 			emit = left
 		}
-		emit(beam.EventTime(g.time(i)), keys[i%g.Keys], v)
+		emit(beam.EventTime(t), keys[k], v)
 		i++
 	}
 }
@@ -225,6 +299,35 @@ func (countResultsFn) ProcessElement(r join.Result[string, string, string]) {
 		consumed.Add(2)
 	}
 	results.add()
+}
+
+// countResultsOutFn counts as countResultsFn does, and has an output,
+// which it never emits to, for another stage to take (outputSink).
+type countResultsOutFn struct{}
+
+func (countResultsOutFn) ProcessElement(r join.Result[string, string, string], _ func(string)) {
+	countResultsFn{}.ProcessElement(r)
+}
+
+// discardFn takes countResultsOutFn's output.
+type discardFn struct{}
+
+func (discardFn) ProcessElement(string) {}
+
+// outputSink counts the join's records (countResultsOutFn) in a stage
+// that has an output: a Reshuffle, which never gets an element, to a
+// discardFn. Prism v2.77 busy-waits in stage.Execute for the whole of
+// each bundle of a stage with neither outputs nor timers (its data-done
+// channel is closed before the bundle starts: runners/prism/internal
+// stage.go and worker/bundle.go), and the default layout's records, with
+// hot-key detection a Flatten of its two stateful stages' records, reach
+// a sink in a stage of its own; on 2 cores the spin takes a core from
+// the pipeline (docs/performance.md, "Hot keys found at run time"). A
+// sink fused into the join's stateful stage, as without detection, has
+// the stage's timers and does not spin.
+func outputSink(s beam.Scope, records beam.PCollection) {
+	s = s.Scope("sink")
+	beam.ParDo0(s, discardFn{}, beam.Reshuffle(s, beam.ParDo(s, countResultsOutFn{}, records)))
 }
 
 type countWindowResultsFn struct{}
@@ -325,6 +428,7 @@ var pipelineCases = []pipelineCase{
 	{name: "bag-append", build: bagAppend, want: func(genSpec) int64 { return -1 }},
 	handWritten("handwritten-inner", -5*time.Second, 5*time.Second),
 	intervalCase("interval-inner", benchBounds),
+	intervalCase("interval-inner-nodetect", benchBounds, join.NoHotKeyDetection()),
 	intervalCase("interval-inner-nocache", benchBounds, join.NoBundleCache()),
 	intervalCase("interval-left-final", benchBounds, join.LeftOuter, join.EmitFinal),
 	intervalCase("interval-inner-split", benchBounds, join.SplitKeys(0)),
@@ -405,44 +509,134 @@ func hotKey(n int64) genSpec {
 	return genSpec{N: n, Keys: 1, Pair: 20, Gap: 5, Value: 16, Every: 100, Ahead: 2000}
 }
 
-// hotKeyLayouts are the layouts the hot key benchmarks compare.
+// hotKeyLayouts are the layouts the hot key benchmarks compare: "bag" is
+// the default layout without hot-key detection (NoHotKeyDetection, the
+// default layout before issue 50), "detect" the default (hot keys found at
+// run time at DefaultHotKeyThreshold), "split" SplitKeys.
 var hotKeyLayouts = []struct {
 	name string
 	opts []join.Option
 }{
-	{"bag", nil},
-	{"bag-nocache", []join.Option{join.NoBundleCache()}},
+	{"bag", []join.Option{join.NoHotKeyDetection()}},
+	{"bag-nocache", []join.Option{join.NoHotKeyDetection(), join.NoBundleCache()}},
+	{"detect", nil},
+	{"detect-bare-sink", nil}, // counted by a sink with no output (see outputSink)
 	{"split", []join.Option{join.SplitKeys(0)}},
 	{"split-nocache", []join.Option{join.SplitKeys(0), join.NoBundleCache()}},
+}
+
+// hotKeyCase is the hot key benchmarks' join of an input whose hot key
+// buffers about buffered elements, in a layout of hotKeyLayouts, its
+// records counted by outputSink (by countResultsFn alone in
+// detect-bare-sink). CleanupEvery(time.Second), the default when the
+// sizes were chosen, keeps each buffer at its size (the derived default
+// grows with the lateness).
+func hotKeyCase(buffered int64, layout string, opts []join.Option) pipelineCase {
+	c := intervalCase("hot", hotOpts(buffered, opts)...)
+	if layout != "detect-bare-sink" {
+		c.build = func(s beam.Scope, left, right beam.PCollection) {
+			outputSink(s, join.Interval[string, string, string](s, left, right, hotOpts(buffered, opts)...).Records)
+		}
+	}
+	return c
+}
+
+// hotOpts are hotKeyCase's join options.
+func hotOpts(buffered int64, layout []join.Option) []join.Option {
+	lateness := time.Duration(buffered/100-1) * time.Second
+	return append([]join.Option{join.Between(-10*time.Millisecond, 10*time.Millisecond),
+		join.AllowedLateness(lateness), join.CleanupEvery(time.Second)}, layout...)
+}
+
+// reportSteady reports the wall time per element after the first fill
+// elements of g (between the record that pairs the fill-th element and
+// the last record), and what the run's counters say of its keys.
+func reportSteady(b *testing.B, pr beam.PipelineResult, g genSpec, fill int64) {
+	results.mu.Lock()
+	steady := results.last.Sub(results.at)
+	results.mu.Unlock()
+	b.ReportMetric(float64(steady.Nanoseconds())/float64(g.N-fill), "ns/elem-steady")
+	b.ReportMetric(float64(maxBuffered(pr)), "max-buffered/key")
+	b.ReportMetric(float64(counterSum(pr, "hot_keys")), "hot-keys")
+}
+
+// counterSum is the run's total of the join's counter name.
+func counterSum(pr beam.PipelineResult, name string) int64 {
+	var n int64
+	for _, c := range pr.Metrics().Query(func(r beammetrics.SingleResult) bool { return r.Name() == name }).Counters() {
+		n += c.Result()
+	}
+	return n
 }
 
 // BenchmarkHotKey measures the per-element cost of one key's arrivals as
 // its buffer grows at a fixed density, in each layout: ns/elem-steady is
 // the wall time per element after the buffer has filled (between the pair
 // of the first element past the fill and the last pair). The layouts
-// without the bundle cache are not run at 100,000 buffered.
+// without the bundle cache are not run at 100,000 buffered. `make bench`
+// runs buffered 100 to 100,000 by tens; the sizes between are where the
+// default threshold was chosen (docs/performance.md).
 // BenchmarkHotKeyState gives the state traffic of the same input.
 func BenchmarkHotKey(b *testing.B) {
-	for _, buffered := range []int64{100, 1000, 10_000, 100_000} {
-		lateness := time.Duration(buffered/100-1) * time.Second
+	for _, buffered := range []int64{100, 1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000} {
 		const measured = 2000
 		g := hotKey(buffered + measured)
 		for _, l := range hotKeyLayouts {
 			if buffered > 10_000 && strings.HasSuffix(l.name, "-nocache") {
 				continue // every element reads the whole buffer: hours
 			}
+			if l.name == "detect-bare-sink" {
+				continue // BenchmarkHotKeyAmongOrdinary shows what the spin costs
+			}
 			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
-				// CleanupEvery(time.Second), the default when the sizes were
-				// chosen, keeps each buffer at its size (the derived default
-				// grows with the lateness).
-				c := intervalCase("hot", append([]join.Option{join.Between(-10*time.Millisecond, 10*time.Millisecond), join.AllowedLateness(lateness), join.CleanupEvery(time.Second)}, l.opts...)...)
+				c := hotKeyCase(buffered, l.name, l.opts)
 				for range b.N {
 					pr := runPipeline(b, g, c, buffered/2)
-					results.mu.Lock()
-					steady := results.last.Sub(results.at)
-					results.mu.Unlock()
-					b.ReportMetric(float64(steady.Nanoseconds())/float64(g.N-buffered), "ns/elem-steady")
-					b.ReportMetric(float64(maxBuffered(pr)), "max-buffered/key")
+					reportSteady(b, pr, g, buffered)
+				}
+			})
+		}
+	}
+}
+
+// hotAmongOrdinary is the input of one hot key among 1000 ordinary ones
+// (internal/interval's mixedInput mirrors it): in each period of 8 s of
+// event time, each ordinary key has a pair (BenchmarkPipeline's density),
+// the keys 8 ms apart, and the key "hot" a pair every 20 ms (hotKey's
+// density): 800 of each period's 2800 elements. A right element comes
+// 5 ms after its left, bounds ±10 ms (hotKeyCase), so that each element
+// has one partner. The generator reports the watermark every 100 elements,
+// as hotKey's does.
+func hotAmongOrdinary(n int64) genSpec {
+	return genSpec{N: n, Keys: 1000, Pair: 8000, Gap: 5, HotPair: 20, Value: 16, Every: 100, Ahead: 2000}
+}
+
+// BenchmarkHotKeyAmongOrdinary measures one hot key among 1000 ordinary
+// ones (hotAmongOrdinary) once the hot key's buffer has filled to about
+// buffered elements (the allowed lateness sets it, as in BenchmarkHotKey;
+// each ordinary key then buffers about buffered/400), in the default
+// layout ("detect", hot keys found at run time) and without detection
+// ("bag", NoHotKeyDetection): ns/elem-steady is the wall time per element,
+// of every key, after the fill (the elements before the hot key's
+// buffered-th), over the next 7000 (2000 of the hot key's).
+// detect-bare-sink, at 10,000 only, counts the records in a stage without
+// outputs, where Prism spins (see outputSink).
+// BenchmarkHotKeyAmongOrdinaryState (internal/interval) gives the hot
+// key's state bytes per element on the same input.
+func BenchmarkHotKeyAmongOrdinary(b *testing.B) {
+	const perPeriod, hotPerPeriod = 2800, 800
+	for _, buffered := range []int64{10_000, 100_000} {
+		fill := buffered * perPeriod / hotPerPeriod
+		g := hotAmongOrdinary(fill + 2000*perPeriod/hotPerPeriod)
+		for _, l := range hotKeyLayouts {
+			if l.name != "detect" && l.name != "bag" && (l.name != "detect-bare-sink" || buffered > 10_000) {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
+				c := hotKeyCase(buffered, l.name, l.opts)
+				for range b.N {
+					pr := runPipeline(b, g, c, fill/2)
+					reportSteady(b, pr, g, fill)
 				}
 			})
 		}

@@ -33,7 +33,10 @@ import (
 // In the split layout (newSplitHarness) it runs both stages, a runner key
 // each: "k:" and the key for the first, "b:" and the group key for a
 // bucket; the first stage's pieces reach their buckets at once, in the
-// order it sends them.
+// order it sends them. The default layout with hot-key detection
+// (newHotHarness) runs the same way, its per-key DoFn (hotFn) as the first
+// stage: a key's own records come from it, its pieces, once it is hot,
+// go to the buckets.
 type harness struct {
 	t      testing.TB
 	ctx    context.Context // holds the metrics store
@@ -51,11 +54,18 @@ type harness struct {
 	// onFire, if set, is told of each firing and the state calls and
 	// reads it made.
 	onFire func(key string, t timers.TimerMap, calls, reads int)
+	// bucketsOf is, by key, the runner keys of the buckets its pieces
+	// went to (split layout, hot keys).
+	bucketsOf map[string]map[string]bool
 }
 
-// splitHarness is the split layout's two DoFns in a harness.
+// splitHarness is the split layout's two DoFns in a harness: its first
+// stage, spread, or in the default layout with hot-key detection
+// (newHotHarness), hot, which sends only hot keys' pieces; and the
+// buckets.
 type splitHarness struct {
 	spread *spreadFn
+	hot    *hotFn
 	bucket *bucketFn
 }
 
@@ -68,13 +78,21 @@ type bundler interface {
 
 // StartBundle starts a bundle on both stages.
 func (sh *splitHarness) StartBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
-	sh.spread.StartBundle(nil)
+	if sh.hot != nil {
+		sh.hot.StartBundle(emit, emitLate, nil)
+	} else {
+		sh.spread.StartBundle(nil)
+	}
 	sh.bucket.StartBundle(emit, emitLate)
 }
 
 // FinishBundle finishes the bundle on both stages.
 func (sh *splitHarness) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
-	sh.spread.FinishBundle(nil)
+	if sh.hot != nil {
+		sh.hot.FinishBundle(emit, emitLate, nil)
+	} else {
+		sh.spread.FinishBundle(nil)
+	}
 	sh.bucket.FinishBundle(emit, emitLate)
 }
 
@@ -150,9 +168,31 @@ func newSplitHarness(t testing.TB, rules match.Rules, cleanupEvery, width time.D
 	return h
 }
 
+// newHotHarness returns a harness for the default layout with hot-key
+// detection (Config.HotAfter = hotAfter) of a join with these rules and
+// cleanup granularity, its buckets of the default width, its bundle
+// caches bounded at cacheBytes (0: the default; negative: no cache).
+func newHotHarness(t testing.TB, rules match.Rules, cleanupEvery time.Duration, hotAfter int, cacheBytes int64) *harness {
+	t.Helper()
+	h := newBareHarness(t)
+	cfg := Config{Rules: rules, CleanupEvery: cleanupEvery.Milliseconds(), Horizon: defaultHorizon.Milliseconds(),
+		HotAfter: hotAfter, CacheBytes: max(cacheBytes, 0), NoCache: cacheBytes < 0}
+	hot, bucket := NewHotFns(cfg, h.keyCoder(), new(CacheBudget))
+	h.split = &splitHarness{hot: hot, bucket: bucket}
+	h.j = &hot.Join
+	if err := hot.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bucket.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func newBareHarness(t testing.TB) *harness {
 	ctx := metrics.SetPTransformID(metrics.SetBundleID(context.Background(), "harness"), "join")
-	return &harness{t: t, ctx: ctx, states: map[string]*statetest.State{}, timers: map[string]statetest.Timers{}}
+	return &harness{t: t, ctx: ctx, states: map[string]*statetest.State{}, timers: map[string]statetest.Timers{},
+		bucketsOf: map[string]map[string]bool{}}
 }
 
 // keyCoder is the coder of the harness's string keys.
@@ -168,6 +208,9 @@ func (h *harness) keyCoder() coders.Element {
 
 // caches are the bundle caches of the harness's DoFns.
 func (h *harness) caches() []*keyCache {
+	if h.split != nil && h.split.hot != nil {
+		return []*keyCache{&h.split.hot.Join.cache, &h.split.hot.Spread.cache, &h.split.bucket.Bucket.cache}
+	}
 	if h.split != nil {
 		return []*keyCache{&h.split.spread.Spread.cache, &h.split.bucket.Bucket.cache}
 	}
@@ -194,6 +237,27 @@ func (h *harness) totals() (calls int, readBytes, writtenBytes, largestWrite int
 		largestWrite = max(largestWrite, st.LargestWrite)
 	}
 	return calls, readBytes, writtenBytes, largestWrite
+}
+
+// keyTotals are the state traffic of one key of the join: of its runner
+// key in the default layout, or in the split layout (and the hot
+// layout) of its first stage's and of its buckets' together.
+func (h *harness) keyTotals(key string) (calls int, readBytes, writtenBytes int64) {
+	rks := []string{key}
+	if h.split != nil {
+		rks = []string{"k:" + key}
+		for rk := range h.bucketsOf[key] {
+			rks = append(rks, rk)
+		}
+	}
+	for _, rk := range rks {
+		if st := h.states[rk]; st != nil {
+			calls += st.Calls
+			readBytes += st.ReadBytes
+			writtenBytes += st.WrittenBytes
+		}
+	}
+	return calls, readBytes, writtenBytes
 }
 
 // keyedByItself makes a KV pair, for a PCollection with a string key coder.
@@ -311,18 +375,29 @@ type sentPiece struct {
 }
 
 // splitElement runs an element through the split layout's first stage
-// and its pieces through their buckets.
+// (or the hot layout's per-key DoFn) and its pieces through their buckets.
 func (h *harness) splitElement(side match.Side, ms int64, key, value string) {
 	h.t.Helper()
 	sp, tp := h.stores("k:" + key)
 	var sent []sentPiece
-	err := h.split.spread.ProcessElement(h.ctx, beam.EventTime(ms), sp, tp, key, raw.Encoded{Side: uint8(side), Value: []byte(value)},
-		func(at beam.EventTime, g []byte, p Piece) { sent = append(sent, sentPiece{at, g, p}) })
+	in := raw.Encoded{Side: uint8(side), Value: []byte(value)}
+	emitPiece := func(at beam.EventTime, g []byte, p Piece) { sent = append(sent, sentPiece{at, g, p}) }
+	var err error
+	if h.split.hot != nil {
+		err = h.split.hot.ProcessElement(h.ctx, window.GlobalWindow{}, beam.EventTime(ms), sp, tp, key, in, h.emit, h.emitLate, emitPiece)
+	} else {
+		err = h.split.spread.ProcessElement(h.ctx, beam.EventTime(ms), sp, tp, key, in, emitPiece)
+	}
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	for _, x := range sent {
-		sp, tp := h.stores("b:" + string(x.group))
+		rk := "b:" + string(x.group)
+		if h.bucketsOf[key] == nil {
+			h.bucketsOf[key] = map[string]bool{}
+		}
+		h.bucketsOf[key][rk] = true
+		sp, tp := h.stores(rk)
 		if err := h.split.bucket.ProcessElement(h.ctx, x.at, sp, tp, x.group, x.p, h.emit, h.emitLate); err != nil {
 			h.t.Fatal(err)
 		}
@@ -339,9 +414,11 @@ func (h *harness) fireSplit(rk string, t timers.TimerMap) {
 	}
 	tc := timers.Context{Family: t.Family, Tag: t.Tag}
 	var err error
-	if key, ok := strings.CutPrefix(rk, "k:"); ok {
-		err = h.split.spread.OnTimer(h.ctx, beam.EventTime(t.HoldTimestamp), sp, tp, key, tc,
-			func(beam.EventTime, []byte, Piece) { h.t.Fatal("a tick sent a piece") })
+	noPiece := func(beam.EventTime, []byte, Piece) { h.t.Fatal("a firing sent a piece") }
+	if key, ok := strings.CutPrefix(rk, "k:"); ok && h.split.hot != nil {
+		err = h.split.hot.OnTimer(h.ctx, window.GlobalWindow{}, beam.EventTime(t.HoldTimestamp), sp, tp, key, tc, h.emit, h.emitLate, noPiece)
+	} else if ok {
+		err = h.split.spread.OnTimer(h.ctx, beam.EventTime(t.HoldTimestamp), sp, tp, key, tc, noPiece)
 	} else {
 		err = h.split.bucket.OnTimer(h.ctx, beam.EventTime(t.HoldTimestamp), sp, tp, []byte(strings.TrimPrefix(rk, "b:")), tc, h.emit, h.emitLate)
 	}
