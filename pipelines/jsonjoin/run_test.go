@@ -3,6 +3,7 @@ package jsonjoin_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/beamjoin/beamjoin/internal/prismrun"
 	"github.com/beamjoin/beamjoin/pipelines/jsonjoin"
 	"github.com/beamjoin/beamjoin/pipelines/jsonl"
 	"github.com/beamjoin/beamjoin/transforms/join"
@@ -125,7 +127,7 @@ func TestRunProgressRace(t *testing.T) {
 		Out:   filepath.Join(t.TempDir(), "out.jsonl"),
 	}
 	_, err := jsonjoin.Run(context.Background(), c, raceRunner)
-	want := "beamjoin: Prism v2.77 failed the job 3 times with a known bug of its own (a progress request to a step it runs itself, likelier on a busy machine), not a fault of the data; rerunning is safe: every output is written whole"
+	want := fmt.Sprintf("beamjoin: Prism v2.77 failed the job %d times with a known bug of its own (a progress request to a step it runs itself, likelier on a busy machine), not a fault of the data; rerunning is safe: every output is written whole", prismrun.Attempts)
 	if got := errText(err); got != want {
 		t.Errorf("Run() error =\n%s\nwant\n%s", got, want)
 	}
