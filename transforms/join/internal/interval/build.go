@@ -126,7 +126,8 @@ func buildHot(s beam.Scope, cfg Config, key coders.Element, tagged beam.PCollect
 	records, late, pieces := beam.ParDo3(s, fn, tagged)
 	keyType := beam.TypeDefinition{Var: beam.XType, T: tagged.Type().Components()[0].Type()}
 	split, splitLate := beam.ParDo2(s.Scope("hot-buckets"), bucket, pieces, keyType)
-	return beam.Flatten(s, records, split), beam.Flatten(s, late, splitLate)
+	hot := s.Scope("hot")
+	return beam.Flatten(hot, records, split), beam.Flatten(hot, late, splitLate)
 }
 
 // NewSplitFns are the split layout's two stateful DoFns for a join with
