@@ -532,10 +532,16 @@ var hotKeyLayouts = []struct {
 // sizes were chosen, keeps each buffer at its size (the derived default
 // grows with the lateness).
 func hotKeyCase(buffered int64, layout string, opts []join.Option) pipelineCase {
-	c := intervalCase("hot", hotOpts(buffered, opts)...)
+	return joinCase(layout, hotOpts(buffered, opts))
+}
+
+// joinCase is the hot key benchmarks' join with these options, its records
+// counted by outputSink (by countResultsFn alone in detect-bare-sink).
+func joinCase(layout string, opts []join.Option) pipelineCase {
+	c := intervalCase("hot", opts...)
 	if layout != "detect-bare-sink" {
 		c.build = func(s beam.Scope, left, right beam.PCollection) {
-			outputSink(s, join.Interval[string, string, string](s, left, right, hotOpts(buffered, opts)...).Records)
+			outputSink(s, join.Interval[string, string, string](s, left, right, opts...).Records)
 		}
 	}
 	return c
@@ -600,40 +606,58 @@ func BenchmarkHotKey(b *testing.B) {
 }
 
 // hotAmongOrdinary is the input of one hot key among 1000 ordinary ones
-// (internal/interval's mixedInput mirrors it): in each period of 8 s of
-// event time, each ordinary key has a pair (BenchmarkPipeline's density),
-// the keys 8 ms apart, and the key "hot" a pair every 20 ms (hotKey's
-// density): 800 of each period's 2800 elements. A right element comes
-// 5 ms after its left, bounds ±10 ms (hotKeyCase), so that each element
-// has one partner. The generator reports the watermark every 100 elements,
-// as hotKey's does.
-func hotAmongOrdinary(n int64) genSpec {
-	return genSpec{N: n, Keys: 1000, Pair: 8000, Gap: 5, HotPair: 20, Value: 16, Every: 100, Ahead: 2000}
+// whose hot key buffers about buffered elements (internal/interval's
+// mixedInput mirrors it): in each period of 8 s of event time, each
+// ordinary key has a pair (BenchmarkPipeline's density), the keys 8 ms
+// apart, and the key "hot" a pair every 200,000/buffered ms (20 ms at
+// 10,000, hotKey's density; 2 ms at 100,000). A pair's right element has
+// its left's time, bounds ±1 ms (mixedOpts), so that each element has one
+// partner. The join's allowed lateness is fixed, so the ordinary keys
+// buffer the same at every size and the hot key's density alone sets its
+// buffer. The generator reports the watermark every 100 elements, as
+// hotKey's does.
+func hotAmongOrdinary(n, buffered int64) genSpec {
+	return genSpec{N: n, Keys: 1000, Pair: 8000, Gap: 0, HotPair: 200_000 / buffered, Value: 16, Every: 100, Ahead: 2000}
+}
+
+// mixedOpts are the join options of hotAmongOrdinary at every size:
+// bounds ±1 ms, allowed lateness 98 s, CleanupEvery(1s). The hot key
+// buffers 98 to 99 s of its elements: 9,800 to 9,900 at "10,000" (just
+// under DefaultHotKeyThreshold, so that it stays in the bag layout on
+// every schedule) and 98,000 to 99,000 at "100,000"; each ordinary key
+// about 25.
+func mixedOpts(layout []join.Option) []join.Option {
+	return append([]join.Option{join.Between(-time.Millisecond, time.Millisecond),
+		join.AllowedLateness(98 * time.Second), join.CleanupEvery(time.Second)}, layout...)
 }
 
 // BenchmarkHotKeyAmongOrdinary measures one hot key among 1000 ordinary
-// ones (hotAmongOrdinary) once the hot key's buffer has filled to about
-// buffered elements (the allowed lateness sets it, as in BenchmarkHotKey;
-// each ordinary key then buffers about buffered/400), in the default
-// layout ("detect", hot keys found at run time) and without detection
-// ("bag", NoHotKeyDetection): ns/elem-steady is the wall time per element,
-// of every key, after the fill (the elements before the hot key's
-// buffered-th), over the next 7000 (2000 of the hot key's).
-// detect-bare-sink, at 10,000 only, counts the records in a stage without
-// outputs, where Prism spins (see outputSink).
+// ones (hotAmongOrdinary: the same lateness and ordinary keys at both
+// sizes, the hot key ten times denser at 100,000 buffered than at 10,000)
+// in the default layout ("detect", hot keys found at run time) and
+// without detection ("bag", NoHotKeyDetection): ns/elem-steady is the
+// wall time per element, of every key, over 24 s of event time (3
+// periods) from 112 s on. By then the hot key's buffer has filled (at
+// about 99 s) and, at 100,000, its cut-over has settled: it goes hot at
+// about 10 s (10,000 buffered), and what it buffered before expires one
+// join memory and a cleanup later, by about 110 s. At 10,000 it never
+// goes hot. The measured elements are 29% the hot key's at 10,000 and
+// 80% at 100,000. detect-bare-sink, at 10,000 only, counts the records in
+// a stage without outputs, where Prism spins (see outputSink).
 // BenchmarkHotKeyAmongOrdinaryState (internal/interval) gives the hot
 // key's state bytes per element on the same input.
 func BenchmarkHotKeyAmongOrdinary(b *testing.B) {
-	const perPeriod, hotPerPeriod = 2800, 800
+	const skip, measured = 14, 3 // periods
 	for _, buffered := range []int64{10_000, 100_000} {
-		fill := buffered * perPeriod / hotPerPeriod
-		g := hotAmongOrdinary(fill + 2000*perPeriod/hotPerPeriod)
+		perPeriod := 2*1000 + 2*8000/(200_000/buffered)
+		fill := skip * perPeriod
+		g := hotAmongOrdinary(fill+measured*perPeriod, buffered)
 		for _, l := range hotKeyLayouts {
 			if l.name != "detect" && l.name != "bag" && (l.name != "detect-bare-sink" || buffered > 10_000) {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
-				c := hotKeyCase(buffered, l.name, l.opts)
+				c := joinCase(l.name, mixedOpts(l.opts))
 				for range b.N {
 					pr := runPipeline(b, g, c, fill/2)
 					reportSteady(b, pr, g, fill)

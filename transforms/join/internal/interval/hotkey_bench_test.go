@@ -164,24 +164,42 @@ func BenchmarkHotKeyState(b *testing.B) {
 // ones (package join's pipeline_bench_test.go's hotAmongOrdinary, whose
 // generator it mirrors): in each period of 8 s of event time, each of
 // 1000 ordinary keys has a pair (BenchmarkPipeline's density), the keys
-// 8 ms apart, and the key "hot" a pair every 20 ms (hotKeyInput's
-// density), 800 elements a period against the ordinary keys' 2000; a
-// right element comes 5 ms after its left, bounds ±10 ms, so that each
-// element has one partner. The allowed lateness makes the hot key buffer
-// about buffered elements, and each ordinary key about buffered/400 (25
-// at 10,000).
+// 8 ms apart, and the key "hot" a pair every hotPair ms; a pair's right
+// element has its left's time, bounds ±1 ms, so that each element has one
+// partner. The join's allowed lateness is fixed (mixedRules: 98 s, and
+// CleanupEvery 1 s), so the ordinary keys buffer the same at every size
+// (about 25 elements each) and the hot key's density alone sets its
+// buffer: 98 to 99 s of its elements, 9,800 to 9,900 at a pair every
+// 20 ms ("10,000", just under the default threshold, so that the key
+// stays in the bag layout on every schedule) and 98,000 to 99,000 at a
+// pair every 2 ms ("100,000") (mixedAt).
 type mixedInput struct {
 	buffered int
+	hotPair  int64 // ms between the hot key's pairs
+	slots    []mixedSlot
 }
 
-// Per period of mixedPeriod ms: mixedKeys ordinary pairs, a hot pair
-// every mixedHotPair ms, each right mixedGap after its left.
-const (
-	mixedKeys, mixedPeriod, mixedHotPair, mixedGap = 1000, 8000, 20, 5
-	mixedPerPeriod                                 = 2*mixedKeys + 2*mixedPeriod/mixedHotPair
-)
+// Per period of mixedPeriod ms: mixedKeys ordinary pairs, each right
+// mixedGap after its left.
+const mixedKeys, mixedPeriod, mixedGap = 1000, 8000, 0
 
-func (in mixedInput) rules() match.Rules { return hotKeyInput(in).rules() }
+// mixedAt is the mixed input whose hot key buffers about buffered
+// elements: a hot pair every 200,000/buffered ms (20 ms at 10,000).
+func mixedAt(buffered int) mixedInput {
+	in := mixedInput{buffered: buffered, hotPair: int64(200_000 / buffered)}
+	in.slots = in.periodSlots()
+	return in
+}
+
+// mixedRules are the mixed input's rules at every size.
+func mixedRules() match.Rules {
+	return match.Rules{Bounds: match.Between(-time.Millisecond, time.Millisecond), Lateness: 98 * time.Second}
+}
+
+// perPeriod is how many elements a period holds, hotPerPeriod how many of
+// them are the hot key's.
+func (in mixedInput) perPeriod() int    { return 2*mixedKeys + in.hotPerPeriod() }
+func (in mixedInput) hotPerPeriod() int { return int(2 * mixedPeriod / in.hotPair) }
 
 // mixedSlot is one element of a period: its time in the period, its key
 // (mixedKeys: the hot one) and side.
@@ -191,22 +209,22 @@ type mixedSlot struct {
 	left bool
 }
 
-// mixedPeriodSlots is a period's elements in event-time order (on a tie,
-// the hot key first, then by key, left first).
-var mixedPeriodSlots = func() []mixedSlot {
+// periodSlots is a period's elements in event-time order (on a tie, the
+// hot key first, then by key, left first).
+func (in mixedInput) periodSlots() []mixedSlot {
 	var out []mixedSlot
 	for k := range mixedKeys {
 		at := int64(k) * mixedPeriod / mixedKeys
 		out = append(out, mixedSlot{at, k, true}, mixedSlot{at + mixedGap, k, false})
 	}
-	for at := int64(0); at < mixedPeriod; at += mixedHotPair {
+	for at := int64(0); at < mixedPeriod; at += in.hotPair {
 		out = append(out, mixedSlot{at, mixedKeys, true}, mixedSlot{at + mixedGap, mixedKeys, false})
 	}
 	slices.SortStableFunc(out, func(a, b mixedSlot) int {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(b.key, a.key), cmp.Compare(boolInt(b.left), boolInt(a.left)))
 	})
 	return out
-}()
+}
 
 func boolInt(b bool) int {
 	if b {
@@ -216,8 +234,9 @@ func boolInt(b bool) int {
 }
 
 // element is the i-th element: its side, time, key and value (16 bytes).
-func (mixedInput) element(i int) (match.Side, int64, string, string) {
-	s := mixedPeriodSlots[i%mixedPerPeriod]
+func (in mixedInput) element(i int) (match.Side, int64, string, string) {
+	n := in.perPeriod()
+	s := in.slots[i%n]
 	side, key := match.Right, "hot"
 	if s.left {
 		side = match.Left
@@ -225,17 +244,27 @@ func (mixedInput) element(i int) (match.Side, int64, string, string) {
 	if s.key < mixedKeys {
 		key = fmt.Sprintf("key-%05d", s.key)
 	}
-	return side, int64(1_700_000_000_000) + int64(i/mixedPerPeriod)*mixedPeriod + s.at, key, fmt.Sprintf("%016d", i)
+	return side, int64(1_700_000_000_000) + int64(i/n)*mixedPeriod + s.at, key, fmt.Sprintf("%016d", i)
 }
 
-// fill is how many elements of the input come before the hot key's
-// buffered-th.
-func (in mixedInput) fill() int {
-	return in.buffered * mixedPerPeriod / (2 * mixedPeriod / mixedHotPair)
-}
+// mixedSkip and mixedMeasured are the periods before the measured ones
+// and the measured ones: at 100,000 buffered the hot key goes hot at
+// about 10 s of event time (10,000 buffered), its buffer is full at about
+// 99 s, and what it buffered before the cut-over expires one join memory
+// (98 s) and a cleanup (1 s) after it, by about 110 s; at 10,000 it never
+// goes hot. The measurement starts at 112 s (14 periods), once only the
+// split part is left, and lasts 24 s (3 periods).
+const mixedSkip, mixedMeasured = 14, 3
+
+// fill and measured are how many elements come before the measured ones
+// and how many are measured.
+func (in mixedInput) fill() int     { return mixedSkip * in.perPeriod() }
+func (in mixedInput) measured() int { return mixedMeasured * in.perPeriod() }
 
 // BenchmarkHotKeyAmongOrdinaryState measures one hot key among 1000
-// ordinary ones (mixedInput) once the hot key's buffer has filled, over the
+// ordinary ones (mixedInput: the same lateness and ordinary keys at both
+// sizes, the hot key 10 times denser at 100,000 buffered) once the hot
+// key's buffer has filled and its cut-over has settled, over the
 // in-memory backend, in the default layout with hot-key detection at the
 // default threshold ("detect") and without it ("bag",
 // join.NoHotKeyDetection): hot-state-B/elem is the state bytes read and
@@ -249,10 +278,10 @@ func BenchmarkHotKeyAmongOrdinaryState(b *testing.B) {
 	for _, buffered := range []int{10_000, 100_000} {
 		for _, l := range []hotLayout{{name: "detect", hotAfter: defaultHotAfter}, {name: "bag"}} {
 			b.Run(fmt.Sprintf("%s/buffered=%d", l.name, buffered), func(b *testing.B) {
-				in := mixedInput{buffered: buffered}
+				in := mixedAt(buffered)
 				for range b.N {
-					h := l.harness(b, in.rules(), time.Second)
-					fill, measured := in.fill(), 2000*mixedPerPeriod/(2*mixedPeriod/mixedHotPair)
+					h := l.harness(b, mixedRules(), time.Second)
+					fill, measured := in.fill(), in.measured()
 					var start stateCost
 					var hotStart [3]int64
 					var t0 time.Time
