@@ -124,7 +124,8 @@ func (f *hotFn) ProcessElement(ctx context.Context, w beam.Window, et beam.Event
 // goHot makes the key hot: its split time is the first bucket boundary
 // after everything it buffers and their reach (the latest time a partner
 // of a buffered element may have), so that no element it holds is at or
-// after it or has a partner there. It appends the split record (one state call).
+// after it or has a partner there. It rewrites the bag with the split
+// record (two state calls, once per key that goes hot).
 func (f *hotFn) goHot(ctx context.Context, st stores, ks *keyState, key beam.X, emit func(beam.EventTime, beam.X, raw.Record)) error {
 	j := &f.Join
 	reach := int64(-1 << 62)
