@@ -94,14 +94,16 @@ func (f *resultFn) Setup() error {
 // setupDecoding is the Setup of the decoding DoFns: it sets each *int to
 // the index of the field of t it is named after, and sets up the value
 // coders of both sides.
-func setupDecoding(t reflect.Type, fields map[string]*int, left, right *coders.Element) error {
+func setupDecoding(t reflect.Type, fields map[string]*int, values ...*coders.Element) error {
 	if err := fieldIndexes(t, fields); err != nil {
 		return err
 	}
-	if err := left.Setup(); err != nil {
-		return err
+	for _, c := range values {
+		if err := c.Setup(); err != nil {
+			return err
+		}
 	}
-	return right.Setup()
+	return nil
 }
 
 func (f *resultFn) ProcessElement(et beam.EventTime, key beam.X, r raw.Record, emit func(beam.Y)) error {
@@ -221,7 +223,7 @@ func valueOf(v any, t reflect.Type) reflect.Value {
 // decodeFates decodes the raw fate records of the join op into Fate[K],
 // of type t.
 func decodeFates(s beam.Scope, op string, fates beam.PCollection, t reflect.Type) (beam.PCollection, error) {
-	out, err := beam.TryParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: t}}, fates, beam.TypeDefinition{Var: beam.YType, T: t})
+	out, err := beam.TryParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: t}, Input: "Side"}, fates, beam.TypeDefinition{Var: beam.YType, T: t})
 	if err != nil {
 		return beam.PCollection{}, fmt.Errorf("beamjoin: %s: %w", op, err)
 	}
@@ -261,20 +263,23 @@ func (f *missedFn) ProcessElement(et beam.EventTime, key beam.X, m windowed.Miss
 	return nil
 }
 
-// fateFn builds the author's Fate[K] from a fate record.
+// fateFn builds the author's Fate[K], or MultiFate[K], from a fate record:
+// Input names the field that says which input the element came from
+// ("Side" for Fate, "Input" for MultiFate), which takes the record's side.
 type fateFn struct {
-	Out beam.EncodedType
+	Out   beam.EncodedType
+	Input string
 
 	side, key, time, outcome int
 }
 
 func (f *fateFn) Setup() error {
-	return fieldIndexes(f.Out.T, map[string]*int{"Side": &f.side, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
+	return fieldIndexes(f.Out.T, map[string]*int{f.Input: &f.side, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
 }
 
 func (f *fateFn) ProcessElement(et beam.EventTime, key beam.X, r raw.FateRecord, emit func(beam.Y)) {
 	v := reflect.New(f.Out.T).Elem()
-	v.Field(f.side).Set(reflect.ValueOf(Side(r.Side)))
+	v.Field(f.side).Set(reflect.ValueOf(r.Side).Convert(v.Field(f.side).Type()))
 	v.Field(f.key).Set(reflect.ValueOf(key))
 	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
 	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))

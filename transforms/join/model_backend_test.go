@@ -302,19 +302,22 @@ func (in *ModelInstance) Element(ks *ModelKeyState, key string, side Side, ms in
 	return in.records, in.late, nil, err
 }
 
+// buckets is the split layout's second stage of the instance: the split
+// layout's, or that of the default layout with hot-key detection.
+func (in *ModelInstance) buckets() bucketStage {
+	if in.hot != nil {
+		return in.hot.bucket
+	}
+	return in.split.bucket
+}
+
 // Piece processes a piece in its bucket, whose state is ks, and returns
 // what the split layout's second stage emitted.
 func (in *ModelInstance) Piece(ks *ModelKeyState, pc ModelPiece) (_ []Result[string, string, string], _ []LateElement[string, string, string], err error) {
 	defer holdRefused(&err)
 	in.records, in.late = nil, nil
 	group := []byte(strings.TrimPrefix(pc.Key, BucketPrefix))
-	bucket := bucketStage(nil)
-	if in.hot != nil {
-		bucket = in.hot.bucket
-	} else {
-		bucket = in.split.bucket
-	}
-	err = bucket.ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.provider(), group, pc.p, in.emit, in.emitLate)
+	err = in.buckets().ProcessElement(in.ctx, beam.EventTime(pc.At), ks.st, ks.provider(), group, pc.p, in.emit, in.emitLate)
 	return in.records, in.late, err
 }
 
@@ -340,8 +343,8 @@ func (in *ModelInstance) onTimer(ks *ModelKeyState, key string, t timers.TimerMa
 	switch group, bucket := strings.CutPrefix(key, BucketPrefix); {
 	case in.asof != nil:
 		err = in.asof.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate)
-	case in.hot != nil && bucket:
-		err = in.hot.bucket.OnTimer(in.ctx, hold, ks.st, ks.provider(), []byte(group), tc, in.emit, in.emitLate)
+	case bucket:
+		err = in.buckets().OnTimer(in.ctx, hold, ks.st, ks.provider(), []byte(group), tc, in.emit, in.emitLate)
 	case in.hot != nil:
 		sent := 0
 		err = in.hot.fn.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate, func(beam.EventTime, []byte, interval.Piece) { sent++ })
@@ -350,8 +353,6 @@ func (in *ModelInstance) onTimer(ks *ModelKeyState, key string, t timers.TimerMa
 		}
 	case in.split == nil:
 		err = in.fn.OnTimer(in.ctx, window.GlobalWindow{}, hold, ks.st, ks.provider(), key, tc, in.emit, in.emitLate)
-	case bucket:
-		err = in.split.bucket.OnTimer(in.ctx, hold, ks.st, ks.provider(), []byte(group), tc, in.emit, in.emitLate)
 	default:
 		sent := 0
 		err = in.split.spread.OnTimer(in.ctx, hold, ks.st, ks.provider(), key, tc, func(beam.EventTime, []byte, interval.Piece) { sent++ })

@@ -25,7 +25,6 @@ import (
 func init() {
 	register.DoFn4x1[beam.EventTime, beam.X, multiway.Row, func(beam.Y), error](&multiResultFn{})
 	register.DoFn4x1[beam.EventTime, beam.X, raw.Encoded, func(beam.Y), error](&multiLateFn{})
-	register.DoFn4x0[beam.EventTime, beam.X, raw.FateRecord, func(beam.Y)](&multiFateFn{})
 }
 
 // MultiInput is an input of Multi after the anchor, made by Required or
@@ -297,7 +296,7 @@ func TryMulti[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInp
 		beam.TypeDefinition{Var: beam.YType, T: lateType})
 	out := Outputs{Records: ws.Restore(s.Scope("results"), records, cfg.lateness), Late: ws.Restore(s.Scope("late"), late, cfg.lateness)}
 	if cfg.trackFates {
-		out.Fates = beam.ParDo(s.Scope("fates"), &multiFateFn{Out: beam.EncodedType{T: fateType}}, outs[2], beam.TypeDefinition{Var: beam.YType, T: fateType})
+		out.Fates = beam.ParDo(s.Scope("fates"), &fateFn{Out: beam.EncodedType{T: fateType}, Input: "Input"}, outs[2], beam.TypeDefinition{Var: beam.YType, T: fateType})
 	}
 	return out, nil
 }
@@ -311,10 +310,7 @@ type multiResultFn struct {
 }
 
 func (f *multiResultFn) Setup() error {
-	if err := fieldIndexes(f.Out.T, map[string]*int{"Kind": &f.kind, "Key": &f.key, "Values": &f.values, "Times": &f.times, "Time": &f.time}); err != nil {
-		return err
-	}
-	return f.Value.Setup()
+	return setupDecoding(f.Out.T, map[string]*int{"Kind": &f.kind, "Key": &f.key, "Values": &f.values, "Times": &f.times, "Time": &f.time}, &f.Value)
 }
 
 func (f *multiResultFn) ProcessElement(et beam.EventTime, key beam.X, r multiway.Row, emit func(beam.Y)) error {
@@ -349,10 +345,7 @@ type multiLateFn struct {
 }
 
 func (f *multiLateFn) Setup() error {
-	if err := fieldIndexes(f.Out.T, map[string]*int{"Input": &f.input, "Key": &f.key, "Time": &f.time, "Value": &f.value}); err != nil {
-		return err
-	}
-	return f.Value.Setup()
+	return setupDecoding(f.Out.T, map[string]*int{"Input": &f.input, "Key": &f.key, "Time": &f.time, "Value": &f.value}, &f.Value)
 }
 
 func (f *multiLateFn) ProcessElement(et beam.EventTime, key beam.X, in raw.Encoded, emit func(beam.Y)) error {
@@ -367,24 +360,4 @@ func (f *multiLateFn) ProcessElement(et beam.EventTime, key beam.X, in raw.Encod
 	v.Field(f.value).Set(valueOf(x, v.Field(f.value).Type()))
 	emit(v.Interface())
 	return nil
-}
-
-// multiFateFn builds the author's MultiFate[K] from a fate record.
-type multiFateFn struct {
-	Out beam.EncodedType
-
-	input, key, time, outcome int
-}
-
-func (f *multiFateFn) Setup() error {
-	return fieldIndexes(f.Out.T, map[string]*int{"Input": &f.input, "Key": &f.key, "Time": &f.time, "Outcome": &f.outcome})
-}
-
-func (f *multiFateFn) ProcessElement(et beam.EventTime, key beam.X, r raw.FateRecord, emit func(beam.Y)) {
-	v := reflect.New(f.Out.T).Elem()
-	v.Field(f.input).Set(reflect.ValueOf(int(r.Side)))
-	v.Field(f.key).Set(reflect.ValueOf(key))
-	v.Field(f.time).Set(reflect.ValueOf(et.ToTime().UTC()))
-	v.Field(f.outcome).Set(reflect.ValueOf(Outcome(r.Outcome)))
-	emit(v.Interface())
 }

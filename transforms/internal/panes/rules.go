@@ -4,6 +4,7 @@ package panes
 // arrivals are late, and what a firing does to a key's state.
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -282,7 +283,7 @@ func (r Rules) group(entries []Entry) (windows []Window, members [][]int) {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmpInt(windows[a].End, windows[b].End) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(windows[a].End, windows[b].End) })
 	sortedWindows := make([]Window, len(windows))
 	sortedMembers := make([][]int, len(windows))
 	for i, j := range order {

@@ -4,6 +4,7 @@ package panes
 // Beam's WindowInto does, and how session windows merge.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -97,9 +98,9 @@ func merge(ws []Window) (merged []Window, into []int) {
 	slices.SortFunc(order, func(a, b int) int {
 		switch {
 		case ws[a].Start != ws[b].Start:
-			return cmpInt(ws[a].Start, ws[b].Start)
+			return cmp.Compare(ws[a].Start, ws[b].Start)
 		default:
-			return cmpInt(ws[a].End, ws[b].End)
+			return cmp.Compare(ws[a].End, ws[b].End)
 		}
 	})
 	into = make([]int, len(ws))
@@ -113,14 +114,4 @@ func merge(ws []Window) (merged []Window, into []int) {
 		into[i] = len(merged) - 1
 	}
 	return merged, into
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -193,18 +193,5 @@ func recordOf(r Rules, kind raw.Kind, l, v entry, matched bool) (raw.Record, boo
 // timer is tagged with its hold and firing time, and a change of tag
 // clears the old timer and sets a new one, for Prism's sake.
 func (f *asofFn) moveTimer(tp timers.Provider, before, after timertag.Timer, fired bool, firedTag string) {
-	armed := before.Set && !(fired && before.Tag() == firedTag)
-	if armed && before == after {
-		return
-	}
-	if armed && before.Tag() != after.Tag() {
-		f.Timer.ClearTag(tp, before.Tag())
-	}
-	if after.Set {
-		hold := after.Hold
-		if hold == timertag.NoHold {
-			hold = after.Fire
-		}
-		timertag.Arm(&f.Timer, tp, after.Tag(), after.Fire, hold)
-	}
+	timertag.Move(&f.Timer, tp, before, after, before.Set && !(fired && before.Tag() == firedTag))
 }

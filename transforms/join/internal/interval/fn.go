@@ -153,7 +153,7 @@ func (j *joiner) processLoaded(ctx context.Context, st stores, ks *keyState, et 
 		if err := j.rewrite(ctx, st, key, ks, emit); err != nil {
 			return err
 		}
-	} else if err := j.buffer(ctx, st, key, ks, e, emit); err != nil {
+	} else if err := j.buffer(ctx, st, key, ks, e, true, emit); err != nil {
 		return err
 	}
 	ks.timer = j.timerFor(ks)
@@ -163,9 +163,13 @@ func (j *joiner) processLoaded(ctx context.Context, st stores, ks *keyState, et 
 
 // buffer adds e, which has just arrived and been joined, to its key's
 // buffer in state: one append, or a rewrite when the size cap evicts or
-// the bag holds enough dead elements.
-func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState, e match.Entry[[]byte], emit func(beam.EventTime, beam.X, raw.Record)) error {
-	counters.buffered.Inc(ctx, 1)
+// the bag holds enough dead elements. own: the bag owns e; a hot key's
+// bag part keeps copies of elements it does not own (hot.go), which count
+// as nothing.
+func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState, e match.Entry[[]byte], own bool, emit func(beam.EventTime, beam.X, raw.Record)) error {
+	if own {
+		counters.buffered.Inc(ctx, 1)
+	}
 	ks.inBag++ // appended, or rewritten below
 	switch {
 	case j.MaxBuffered > 0 && ks.len() > j.MaxBuffered:
@@ -186,7 +190,9 @@ func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState
 			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
 		}
 	}
-	counters.bufferedPerKey.Update(ctx, int64(ks.len()))
+	if own {
+		counters.bufferedPerKey.Update(ctx, int64(ks.len()))
+	}
 	return nil
 }
 

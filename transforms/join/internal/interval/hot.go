@@ -171,7 +171,7 @@ func (f *hotFn) processHot(ctx context.Context, st stores, sst splitStores, ks, 
 		a := ks.b.Add(j.Rules, e) // not late: the bag part's progress is no later
 		emitOwned(ctx, key, e, a, ks.owns, emit)
 		e.Matched = len(a.Partners) > 0
-		if err := f.keep(ctx, st, key, ks, e, own, emit); err != nil {
+		if err := j.buffer(ctx, st, key, ks, e, own, emit); err != nil {
 			return err
 		}
 	}
@@ -193,24 +193,6 @@ func (f *hotFn) processHot(ctx context.Context, st stores, sst splitStores, ks, 
 	}
 	ks.timer = j.timerFor(ks)
 	setArmed(st.cleanup, st.tp, before, f.armed(ks, ts))
-	return nil
-}
-
-// keep adds e, just joined, to a hot key's bag part: one append, or a
-// rewrite when the bag holds enough dead elements. own: the bag part owns
-// e (else it keeps a copy, which counts as nothing).
-func (f *hotFn) keep(ctx context.Context, st stores, key beam.X, ks *keyState, e match.Entry[[]byte], own bool, emit func(beam.EventTime, beam.X, raw.Record)) error {
-	j := &f.Join
-	ks.inBag++
-	if own {
-		counters.buffered.Inc(ctx, 1)
-	}
-	if len(ks.dead) >= compactAfter || ks.stale > 0 {
-		return j.rewrite(ctx, st, key, ks, emit)
-	}
-	if err := st.buffer.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
-		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
-	}
 	return nil
 }
 
@@ -246,26 +228,9 @@ func (f *hotFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, s
 	emit func(beam.EventTime, beam.X, raw.Record), _ func(beam.EventTime, beam.X, raw.Encoded), _ func(beam.EventTime, []byte, Piece)) error {
 	st, sst := f.stores(sp, tp)
 	j := &f.Join
-	split := strings.HasPrefix(tc.Tag, splitTagPrefix)
-	if !split && !(tc.Tag == recordTag && j.AppendCleanup) {
-		// A record timer's firing reads nothing (cleanupRecord): it is
-		// the bag part's, of a key that is not hot, or stale.
-		ks, err := j.load(ctx, st, w, key)
-		if err != nil {
-			return err
-		}
-		defer j.cache.resized(ks)
-		if !ks.hot {
-			return j.cleanupLoaded(ctx, st, ks, key, firedOf(tc, et), emit)
-		}
-		ts, err := f.Spread.load(ctx, sst, key)
-		if err != nil {
-			return err
-		}
-		defer f.Spread.cache.resized(ts)
-		return f.cleanupHot(ctx, st, ks, ts, key, firedOf(tc, et), emit)
-	}
-	if !split {
+	if tc.Tag == recordTag && j.AppendCleanup {
+		// A record timer's firing reads nothing (cleanupRecord): it is the
+		// bag part's, of a key that is not hot, or stale.
 		return j.cleanup(ctx, st, w, key, firedOf(tc, et), emit)
 	}
 	ks, err := j.load(ctx, st, w, key)
@@ -273,15 +238,20 @@ func (f *hotFn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, s
 		return err
 	}
 	defer j.cache.resized(ks)
+	split := strings.HasPrefix(tc.Tag, splitTagPrefix)
+	if !ks.hot && !split {
+		return j.cleanupLoaded(ctx, st, ks, key, firedOf(tc, et), emit)
+	}
 	ts, err := f.Spread.load(ctx, sst, key)
 	if err != nil {
 		return err
 	}
 	defer f.Spread.cache.resized(ts)
-	tag := tc.Tag
-	tc.Tag = strings.TrimPrefix(tag, splitTagPrefix)
-	fired := timertag.Read(tc, et)
-	fired.Tag = tag
+	if !split {
+		return f.cleanupHot(ctx, st, ks, ts, key, firedOf(tc, et), emit)
+	}
+	fired := timertag.Read(timers.Context{Family: tc.Family, Tag: strings.TrimPrefix(tc.Tag, splitTagPrefix)}, et)
+	fired.Tag = tc.Tag
 	return f.tick(ctx, st, sst, ks, ts, key, fired)
 }
 

@@ -5,6 +5,7 @@ package multiway
 // each written once.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -134,26 +135,16 @@ func (b *Buffer) Len() int {
 // Add buffers e in time order.
 func (b *Buffer) Add(e *Elem) {
 	es := b.By[e.Input]
-	i, _ := slices.BinarySearchFunc(es, e.Time+1, func(x *Elem, t int64) int { return cmpInt(x.Time, t) })
+	i, _ := slices.BinarySearchFunc(es, e.Time+1, func(x *Elem, t int64) int { return cmp.Compare(x.Time, t) })
 	b.By[e.Input] = slices.Insert(es, i, e)
 }
 
 // Between is the elements of input i with lo <= time <= hi.
 func (b *Buffer) Between(i int, lo, hi int64) []*Elem {
 	es := b.By[i]
-	from, _ := slices.BinarySearchFunc(es, lo, func(x *Elem, t int64) int { return cmpInt(x.Time, t) })
-	to, _ := slices.BinarySearchFunc(es, hi+1, func(x *Elem, t int64) int { return cmpInt(x.Time, t) })
+	from, _ := slices.BinarySearchFunc(es, lo, func(x *Elem, t int64) int { return cmp.Compare(x.Time, t) })
+	to, _ := slices.BinarySearchFunc(es, hi+1, func(x *Elem, t int64) int { return cmp.Compare(x.Time, t) })
 	return es[from:to]
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Partners is, for anchor element a, the matching elements of each input

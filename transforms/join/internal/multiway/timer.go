@@ -61,19 +61,7 @@ func (c Config) forgetAt(p int64) int64 {
 	return t
 }
 
-// moveTimer moves the key's timer from before to after.
+// moveTimer moves the key's timer from before, still set if set, to after.
 func (f *Fn) moveTimer(tp timers.Provider, before, after timer) {
-	if before == after {
-		return
-	}
-	if before.Set && (!after.Set || before.Tag() != after.Tag()) {
-		f.Cleanup.ClearTag(tp, before.Tag())
-	}
-	if after.Set {
-		hold := after.Hold
-		if hold == timertag.NoHold {
-			hold = after.Fire
-		}
-		timertag.Arm(&f.Cleanup, tp, after.Tag(), after.Fire, hold)
-	}
+	timertag.Move(&f.Cleanup, tp, before, after, before.Set)
 }

@@ -62,6 +62,27 @@ func Arm(family *timers.EventTime, tp timers.Provider, tag string, fire, hold in
 	family.Set(tp, time.UnixMilli(fire), timers.WithOutputTimestamp(time.UnixMilli(min(hold, fire))), timers.WithTag(tag))
 }
 
+// Move moves a family's one timer of a key from before to after. armed
+// says whether before is still set (it is not once it has fired): an armed
+// timer that after does not keep, or keeps under another tag, is cleared;
+// after, if set, is armed unless it is before, still armed. A timer that
+// holds nothing is armed with its hold at its firing time.
+func Move(family *timers.EventTime, tp timers.Provider, before, after Timer, armed bool) {
+	if armed && before == after {
+		return
+	}
+	if armed && (!after.Set || before.Tag() != after.Tag()) {
+		family.ClearTag(tp, before.Tag())
+	}
+	if after.Set {
+		hold := after.Hold
+		if hold == NoHold {
+			hold = after.Fire
+		}
+		Arm(family, tp, after.Tag(), after.Fire, hold)
+	}
+}
+
 // Fired is a firing of a timer as the runner delivers it: its tag and the
 // time it was set for.
 type Fired struct {
