@@ -73,7 +73,7 @@ type eventTimeFn interface {
 type intervalFn interface {
 	eventTimeFn
 	StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
-	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
 	CacheBytes() int64
 }
 
@@ -108,9 +108,10 @@ func (sf *splitFns) StartBundle(emit func(beam.EventTime, beam.X, raw.Record), e
 }
 
 // FinishBundle finishes the bundle on both stages.
-func (sf *splitFns) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
+func (sf *splitFns) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
 	sf.spread.FinishBundle(nil)
 	sf.bucket.FinishBundle(emit, emitLate)
+	return nil
 }
 
 // hotFns are the default layout's DoFns with hot-key detection: the
@@ -123,7 +124,7 @@ type hotFns struct {
 		OnTimer(context.Context, beam.Window, beam.EventTime, state.Provider, timers.Provider, beam.X, timers.Context,
 			func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece)) error
 		StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece))
-		FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece))
+		FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, interval.Piece)) error
 		CacheBytes() int64
 	}
 	bucket bucketStage
@@ -136,9 +137,10 @@ func (h *hotFns) StartBundle(emit func(beam.EventTime, beam.X, raw.Record), emit
 }
 
 // FinishBundle finishes the bundle on both DoFns.
-func (h *hotFns) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
-	h.fn.FinishBundle(emit, emitLate, nil)
+func (h *hotFns) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
+	err := h.fn.FinishBundle(emit, emitLate, nil)
 	h.bucket.FinishBundle(emit, emitLate)
+	return err
 }
 
 // ModelInstance is one instance of the interval join's stateful DoFn, of
@@ -206,11 +208,13 @@ func (in *ModelInstance) StartBundle() {
 	}
 }
 
-// FinishBundle finishes the instance's bundle.
-func (in *ModelInstance) FinishBundle() {
+// FinishBundle finishes the instance's bundle: the interval join's DoFns
+// write the state appends they left pending in it.
+func (in *ModelInstance) FinishBundle() error {
 	if b := in.bundler(); b != nil {
-		b.FinishBundle(in.emit, in.emitLate)
+		return b.FinishBundle(in.emit, in.emitLate)
 	}
+	return nil
 }
 
 // bundler starts and finishes the bundles of the interval join's DoFns:
@@ -218,7 +222,7 @@ func (in *ModelInstance) FinishBundle() {
 // join's.
 func (in *ModelInstance) bundler() interface {
 	StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
-	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
 } {
 	switch {
 	case in.split != nil:

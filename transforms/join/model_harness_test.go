@@ -605,7 +605,9 @@ func (r *modelRun) runBundles(bundles []*mBundle, mayFail bool) {
 			if r.sc.WorkItems {
 				r.fireWorkItem(b)
 			}
-			b.inst.FinishBundle()
+			if err := b.inst.FinishBundle(); err != nil {
+				r.bad("finishing a bundle: %v", err)
+			}
 			if r.sc.WorkItems {
 				for _, ks := range b.work {
 					ks.EndSDKBundle()

@@ -57,6 +57,9 @@ type keyCache struct {
 	lru          list.List // of *cachedKey
 	byKey        map[cacheKey]*list.Element
 	hits, misses int64
+	// err is the first error of writing a dropped key's pending records
+	// (keyState.flush), which the bundle's end returns (flush).
+	err error
 	// budget is the process budget the cache counts against (nil:
 	// processCaches; the runner-model harness gives each simulated
 	// process its own), share the cache's part of it.
@@ -140,6 +143,9 @@ func (c *keyCache) resized(ks *keyState) {
 	for c.budget.used.Load() > limit && c.lru.Len() > 0 {
 		last := c.lru.Back()
 		old := last.Value.(*cachedKey)
+		if err := old.ks.flush(); err != nil && c.err == nil {
+			c.err = err
+		}
 		c.lru.Remove(last)
 		delete(c.byKey, old.key)
 		old.ks.cached = nil
@@ -148,9 +154,24 @@ func (c *keyCache) resized(ks *keyState) {
 	c.peak = max(c.peak, c.used)
 }
 
+// flush writes every cached key's pending records (keyState.flush), and
+// returns the first error of writing them or of writing those of a key
+// the cache dropped.
+func (c *keyCache) flush() error {
+	err := c.err
+	for e := c.lru.Front(); e != nil; e = e.Next() {
+		if ferr := e.Value.(*cachedKey).ks.flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
 // clear empties the cache, keeping its bound and statistics, and gives
-// its bytes back to the process's budget.
+// its bytes back to the process's budget. Records it had not written are
+// dropped with it.
 func (c *keyCache) clear() {
+	c.err = nil
 	for e := c.lru.Front(); e != nil; e = e.Next() {
 		e.Value.(*cachedKey).ks.cached = nil
 	}
@@ -164,7 +185,7 @@ func (c *keyCache) clear() {
 // bytes estimates what the key's state holds in memory: its buffered
 // entries, values included. It costs no look at each entry.
 func (ks *keyState) bytes() int64 {
-	n := cachedKeyBytes + int64(ks.b.Len()+len(ks.dead))*entryBytes + ks.b.ValueBytes() + int64(len(ks.runs))*runBytes
+	n := cachedKeyBytes + int64(ks.b.Len()+len(ks.dead))*entryBytes + ks.b.ValueBytes() + int64(len(ks.runs))*runBytes + int64(len(ks.pending))
 	for _, x := range ks.dead {
 		n += int64(len(x.Value))
 	}

@@ -34,14 +34,15 @@ type intervalDoFn struct {
 
 func (f *intervalDoFn) Setup() error { return f.Join.Key.Setup() }
 
-// StartBundle and FinishBundle drop the bundle's cache of key states. (The
+// StartBundle drops the bundle's cache of key states, FinishBundle writes
+// what the bundle left pending in it (joiner.finish) and drops it. (The
 // SDK requires them to declare ProcessElement's emitters.)
 func (f *intervalDoFn) StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) {
 	f.Join.forget()
 }
 
-func (f *intervalDoFn) FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) {
-	f.Join.forget()
+func (f *intervalDoFn) FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error {
+	return f.Join.finish()
 }
 
 // intervalFn is the interval join's stateful DoFn in the bag layout: a
@@ -186,8 +187,8 @@ func (j *joiner) buffer(ctx context.Context, st stores, key beam.X, ks *keyState
 			return err
 		}
 	default:
-		if err := st.buffer.Add(st.sp, bagstate.AppendEntry(nil, e)); err != nil {
-			return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
+		if err := j.appendChunk(st, ks, bagstate.AppendEntry(nil, e)); err != nil {
+			return err
 		}
 	}
 	if own {
@@ -327,11 +328,9 @@ func (j *joiner) forgetKey(ctx context.Context, st stores, key beam.X, ks *keySt
 // set already. If the key is in the bundle cache, the record is applied to
 // it now, as a read would.
 func (j *joiner) cleanupRecord(ctx context.Context, st stores, w beam.Window, key beam.X, at int64) error {
-	if err := st.buffer.Add(st.sp, bagstate.AppendCleanup(nil, at)); err != nil {
-		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
-	}
+	rec := bagstate.AppendCleanup(nil, at)
 	if j.NoCache {
-		return nil
+		return addChunk(st, rec)
 	}
 	k, err := j.Key.Encode(key)
 	if err != nil {
@@ -339,9 +338,12 @@ func (j *joiner) cleanupRecord(ctx context.Context, st stores, w beam.Window, ke
 	}
 	ks, ok := j.cache.peek(cacheKey{string(k), w})
 	if !ok {
-		return nil
+		return addChunk(st, rec)
 	}
 	defer j.cache.resized(ks)
+	if err := j.appendChunk(st, ks, rec); err != nil {
+		return err
+	}
 	before, stale := ks.timer, ks.stale
 	j.applyCleanup(ks, at)
 	if ks.stale > stale {

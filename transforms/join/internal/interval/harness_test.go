@@ -73,7 +73,7 @@ type splitHarness struct {
 // both of the split layout's.
 type bundler interface {
 	StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
-	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded))
+	FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded)) error
 }
 
 // StartBundle starts a bundle on both stages.
@@ -87,13 +87,15 @@ func (sh *splitHarness) StartBundle(emit func(beam.EventTime, beam.X, raw.Record
 }
 
 // FinishBundle finishes the bundle on both stages.
-func (sh *splitHarness) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) {
+func (sh *splitHarness) FinishBundle(emit func(beam.EventTime, beam.X, raw.Record), emitLate func(beam.EventTime, beam.X, raw.Encoded)) error {
+	var err error
 	if sh.hot != nil {
-		sh.hot.FinishBundle(emit, emitLate, nil)
+		err = sh.hot.FinishBundle(emit, emitLate, nil)
 	} else {
 		sh.spread.FinishBundle(nil)
 	}
 	sh.bucket.FinishBundle(emit, emitLate)
+	return err
 }
 
 // bundlerOf is the split layout's DoFns if split is set, else fn.
@@ -300,7 +302,10 @@ func (h *harness) startBundle() {
 func (h *harness) loads() int64 { return int64(h.first) }
 
 func (h *harness) finishBundle() {
-	bundlerOf(h.fn, h.split).FinishBundle(h.emit, h.emitLate)
+	h.t.Helper()
+	if err := bundlerOf(h.fn, h.split).FinishBundle(h.emit, h.emitLate); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 // element processes one element of side at time ms, in the open bundle.

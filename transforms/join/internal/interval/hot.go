@@ -76,15 +76,17 @@ func (f *hotFn) Setup() error {
 	return f.Spread.Key.Setup()
 }
 
-// StartBundle and FinishBundle drop the bundle's caches of key states.
+// StartBundle drops the bundle's caches of key states, FinishBundle writes
+// what the bag parts left pending (joiner.finish) and drops them.
 func (f *hotFn) StartBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, Piece)) {
 	f.Join.forget()
 	f.Spread.cache.clear()
 }
 
-func (f *hotFn) FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, Piece)) {
-	f.Join.forget()
+func (f *hotFn) FinishBundle(func(beam.EventTime, beam.X, raw.Record), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, []byte, Piece)) error {
+	err := f.Join.finish()
 	f.Spread.cache.clear()
+	return err
 }
 
 // CacheBytes is what the DoFn instance's bundle caches hold now, by their

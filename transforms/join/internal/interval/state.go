@@ -47,6 +47,14 @@ type keyState struct {
 	// partners.
 	hot   bool
 	split int64
+	// pending are records for the key's bag that the bundle has not yet
+	// written (joiner.appendChunk), and to the stores to write them with,
+	// those of any of the key's elements or firings in the bundle: a cached
+	// key's appends wait for the bundle's end or the key's leaving the
+	// cache (keyState.flush), so that a key costs one state append per
+	// bundle instead of one per arrival.
+	pending []byte
+	to      stores
 
 	// The split layout's: whether the runner holds state for the key;
 	// for its first stage, the multiples of the grid it ticks at
@@ -83,8 +91,17 @@ type cacheKey struct {
 	win beam.Window
 }
 
-// forget drops the cache: a key's state can change between bundles.
+// forget drops the cache, and any records it had not written (a bundle
+// that failed): a key's state can change between bundles.
 func (j *joiner) forget() { j.cache.clear() }
+
+// finish writes the records the bundle left pending (appendChunk) and
+// drops the cache: the end of a bundle.
+func (j *joiner) finish() error {
+	err := j.cache.flush()
+	j.cache.clear()
+	return err
+}
 
 // load returns the key's state: from the bundle cache if the key was seen
 // earlier in the bundle and is still cached (state can only have changed
@@ -205,6 +222,7 @@ func (j *joiner) settle(ctx context.Context, key beam.X, ks *keyState, emit func
 // state calls (clear, append) for a key under a mebibyte, one more per
 // mebibyte beyond.
 func (j *joiner) store(st stores, ks *keyState) error {
+	ks.pending, ks.to = nil, stores{} // the rewrite holds them
 	entries := ks.b.Entries()
 	chunks := bagstate.EncodeChunks(ks.b.Progress, entries, bagstate.MaxValue)
 	if ks.hot {
@@ -214,6 +232,42 @@ func (j *joiner) store(st stores, ks *keyState) error {
 		return err
 	}
 	ks.inBag = len(entries)
+	return nil
+}
+
+// appendChunk appends chunk, records of the bag format, to the key's bag:
+// at once if the key is not in the bundle cache, else in the one state
+// append that writes all the key's records of the bundle (flush), when the
+// bundle finishes (joiner.finish) or the cache drops the key. Until then
+// the cached state holds what they say, and it is all that reads the key
+// in this bundle; the runner commits the bundle's state writes together,
+// so what it commits is the same bag: records decode alike in one chunk
+// or in many (bagstate.DecodeState). A rewrite or clear of the bag drops
+// them (store, keyState.forgotten).
+func (j *joiner) appendChunk(st stores, ks *keyState, chunk []byte) error {
+	if ks.cached == nil {
+		return addChunk(st, chunk)
+	}
+	ks.pending = append(ks.pending, chunk...)
+	ks.to = st
+	return nil
+}
+
+// flush writes the records appendChunk left pending, in one state append.
+func (ks *keyState) flush() error {
+	if len(ks.pending) == 0 {
+		return nil
+	}
+	p, st := ks.pending, ks.to
+	ks.pending, ks.to = nil, stores{}
+	return addChunk(st, p)
+}
+
+// addChunk appends one chunk to the key's bag.
+func addChunk(st stores, chunk []byte) error {
+	if err := st.buffer.Add(st.sp, chunk); err != nil {
+		return fmt.Errorf("beamjoin: join.Interval: writing state: %w", err)
+	}
 	return nil
 }
 

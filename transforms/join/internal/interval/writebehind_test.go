@@ -1,0 +1,114 @@
+package interval
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/beamjoin/beamjoin/transforms/internal/match"
+	"github.com/beamjoin/beamjoin/transforms/join/internal/bagstate"
+	gocmp "github.com/google/go-cmp/cmp"
+)
+
+// writeBehindRules join elements up to a second apart and expire them a
+// second after their time: a key's elements a few milliseconds apart in
+// one bundle all stay buffered, so each arrival is a plain append.
+var writeBehindRules = match.Rules{Bounds: match.Between(-time.Second, time.Second), Type: match.Inner, Emit: match.Immediate}
+
+// playBundle runs one bundle of n elements over keys keys, the i-th on
+// key i%keys at i ms, alternately left and right; finish says whether the
+// bundle finishes (false: it fails before FinishBundle).
+func playBundle(h *harness, n, keys int, finish bool) {
+	h.startBundle()
+	for i := range n {
+		side := match.Left
+		if i%2 == 1 {
+			side = match.Right
+		}
+		h.element(side, int64(i), fmt.Sprintf("k%03d", i%keys), fmt.Sprintf("v%d", i))
+	}
+	if finish {
+		h.finishBundle()
+	}
+}
+
+// decodedBags decodes every key's bag in h.
+func decodedBags(t *testing.T, h *harness) map[string]bagstate.State {
+	t.Helper()
+	out := map[string]bagstate.State{}
+	for k, st := range h.states {
+		d, err := bagstate.DecodeState(st.Bags["buffer"])
+		if err != nil {
+			t.Fatalf("key %s: %v", k, err)
+		}
+		out[k] = d
+	}
+	return out
+}
+
+// TestIntervalWritesOncePerBundle (issue 49): a cached key's arrivals in
+// a bundle cost one state read and one append in all, written when the
+// bundle finishes, and the bag then decodes to what one append per
+// arrival (no cache) makes; a bundle that fails before it finishes writes
+// nothing; a key the cache drops mid-bundle has its appends written then.
+func TestIntervalWritesOncePerBundle(t *testing.T) {
+	const n, keys = 60, 3 // 20 elements per key
+	uncached := newHarness(t, writeBehindRules, time.Second, -1)
+	playBundle(uncached, n, keys, true)
+	want := decodedBags(t, uncached)
+	if len(want) != keys {
+		t.Fatalf("the join without a cache stored %d keys, want %d", len(want), keys)
+	}
+
+	t.Run("finished", func(t *testing.T) {
+		h := newHarness(t, writeBehindRules, time.Second, 0)
+		playBundle(h, n, keys, true)
+		for k, st := range h.states {
+			if st.Calls != 2 || st.Reads != 1 || len(st.Bags["buffer"]) != 1 {
+				t.Errorf("key %s: %d state calls (%d reads), %d bag values; want 2 calls: one read, one append", k, st.Calls, st.Reads, len(st.Bags["buffer"]))
+			}
+			if u := uncached.states[k]; u.Calls != 2*n/keys {
+				t.Errorf("key %s without a cache: %d state calls, want %d: a read and an append per arrival", k, u.Calls, 2*n/keys)
+			}
+		}
+		if diff := gocmp.Diff(want, decodedBags(t, h)); diff != "" {
+			t.Errorf("bags differ from the join's without a cache (-without +with):\n%s", diff)
+		}
+		if diff := gocmp.Diff(uncached.out, h.out, sorted); diff != "" {
+			t.Errorf("records differ from the join's without a cache (-without +with):\n%s", diff)
+		}
+	})
+
+	t.Run("failed", func(t *testing.T) {
+		h := newHarness(t, writeBehindRules, time.Second, 0)
+		playBundle(h, n, keys, false)
+		h.startBundle() // the next bundle on the instance drops what the failed one left
+		h.finishBundle()
+		for k, st := range h.states {
+			if st.Calls != 1 || len(st.Bags["buffer"]) != 0 {
+				t.Errorf("key %s: %d state calls, %d bag values after a failed bundle; want its one read and nothing written", k, st.Calls, len(st.Bags["buffer"]))
+			}
+		}
+	})
+
+	t.Run("dropped", func(t *testing.T) {
+		// A bound below one key's size: each key is dropped when
+		// another is cached, so its appends are written then.
+		h := newHarness(t, writeBehindRules, time.Second, 1)
+		playBundle(h, n, keys, false)
+		written := 0
+		for _, st := range h.states {
+			written += len(st.Bags["buffer"])
+		}
+		if written == 0 {
+			t.Fatal("before the bundle finished, no dropped key had its appends written")
+		}
+		h.finishBundle()
+		if diff := gocmp.Diff(want, decodedBags(t, h)); diff != "" {
+			t.Errorf("bags differ from the join's without a cache (-without +with):\n%s", diff)
+		}
+		if diff := gocmp.Diff(uncached.out, h.out, sorted); diff != "" {
+			t.Errorf("records differ from the join's without a cache (-without +with):\n%s", diff)
+		}
+	})
+}
