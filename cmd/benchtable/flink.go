@@ -17,14 +17,16 @@ import (
 )
 
 // flinkJoinOrder lists BenchmarkFlinkPipeline's rows in the order shown.
-var flinkJoinOrder = []string{"flink-intervaljoin", "bag-append", "handwritten-inner", "interval-inner", "interval-left-final", "interval-inner-10keys"}
+// "-appendeach": the row before write-behind, an append per arrival.
+var flinkJoinOrder = []string{"flink-intervaljoin", "bag-append", "handwritten-inner", "interval-inner", "interval-inner-appendeach", "interval-left-final",
+	"interval-inner-10keys", "interval-inner-cleanup60s-10keys", "interval-inner-cleanup60s-appendeach-10keys"}
 
 func flinkJoins(w io.Writer, r results, t *targets) {
 	names := r.matching("BenchmarkFlinkPipeline/")
 	if len(names) == 0 {
 		return
 	}
-	tb := newTable(w, "Joins on Flink 1.19 streaming (Beam 2.62 job server, parallelism 2, LOOPBACK Go workers; -10keys: the same input over 10 keys instead of 1000); elem/s over the Flink job's run time; (x) = median of the rounds' paired ratios; state calls are Fn API requests per input element; CPU per element during the job; peak RSS of the JVM and of the Go worker",
+	tb := newTable(w, "Joins on Flink 1.19 streaming (Beam 2.62 job server, parallelism 2, LOOPBACK Go workers; -10keys: the same input over 10 keys instead of 1000; -appendeach: an append per arrival, as before write-behind; cleanup60s: CleanupEvery(1 min)); elem/s over the Flink job's run time; (x) = median of the rounds' paired ratios; state calls are Fn API requests per input element; CPU per element during the job; peak RSS of the JVM and of the Go worker",
 		"pipeline", "N", "elem/s", "vs hand-written", "vs bag-append", "vs Flink", "state calls/elem", "get/append/clear", "bundles", "JVM cpu us", "Go cpu us", "JVM MB", "Go MB", "runs")
 	for _, n := range sizes(names, "N") {
 		name := func(p string) string { return fmt.Sprintf("BenchmarkFlinkPipeline/%s/N=%d", p, n) }
@@ -59,8 +61,18 @@ func flinkJoins(w io.Writer, r results, t *targets) {
 		if x, ok := r.pairedRatio(name("interval-inner"), name("handwritten-inner"), "elem/s"); ok {
 			t.add(fmt.Sprintf("Flink streaming: Interval inner, defaults, >= 1.5x the hand-written join (N=%d)", n), x >= 1.5, ratio(x, 1, true))
 		}
-		if calls, ok := r.median(name("interval-inner-10keys"), "state-calls/elem"); ok {
-			t.add("Flink streaming: Interval's state calls per element <= 2, a key with several elements per bundle (the input over 10 keys)", calls <= 2, num(calls, true))
+		if calls, ok := r.median(name("interval-inner-cleanup60s-10keys"), "state-calls/elem"); ok {
+			t.add("Flink streaming: Interval's state calls per element <= 2, a key with several elements per bundle (the input over 10 keys, CleanupEvery(1 min))", calls <= 2, num(calls, true))
+		}
+		for _, p := range []string{"interval-inner", "interval-inner-10keys"} {
+			if calls, ok := r.median(name(p), "state-calls/elem"); ok {
+				t.rows = append(t.rows, [3]string{fmt.Sprintf("Flink streaming: %s's state calls per element (N=%d)", p, n), num(calls, true), "stated"})
+			}
+		}
+		for _, p := range [][2]string{{"interval-inner", "interval-inner-appendeach"}, {"interval-inner-cleanup60s-10keys", "interval-inner-cleanup60s-appendeach-10keys"}} {
+			if x, ok := r.pairedRatio(name(p[0]), name(p[1]), "elem/s"); ok {
+				t.rows = append(t.rows, [3]string{fmt.Sprintf("Flink streaming: write-behind, %s against %s (N=%d)", p[0], p[1], n), ratio(x, 1, true), "stated"})
+			}
 		}
 		if x, ok := r.pairedRatio(name("interval-inner"), name("flink-intervaljoin"), "elem/s"); ok {
 			t.rows = append(t.rows, [3]string{fmt.Sprintf("Flink streaming: Interval inner against Flink's own intervalJoin (N=%d)", n), ratio(x, 1, true), "stated (docs/performance.md, On Flink)"})

@@ -53,6 +53,7 @@ type config struct {
 	contradiction [2]string    // the first two of calls that contradict each other
 
 	noAppendCleanup bool // tests and benchmarks only: every cleanup reads and rewrites
+	noWriteBehind   bool // tests and benchmarks only: every append a state call of its own
 	gatherBytes     int  // tests only: the bounded paths' gatherers' Hold; 0: the default
 	boundedShards   int  // tests only: the bounded paths' shards of keys; 0: the default
 }
@@ -341,7 +342,7 @@ func (c config) interval() interval.Config {
 	return interval.Config{
 		Rules: c.rules(), MaxBuffered: c.maxBuffered, CleanupEvery: c.cleanupMillis(), Horizon: c.horizon.Milliseconds(),
 		Split: c.split, SplitWidth: c.splitWidth.Milliseconds(), Bounded: c.bounded, BucketWidth: c.bucketWidth.Milliseconds(),
-		CacheBytes: c.cacheBytes, NoCache: c.noCache, NoAppendCleanup: c.noAppendCleanup, Fates: c.trackFates, UniqueLeft: c.uniqueLeft,
+		CacheBytes: c.cacheBytes, NoCache: c.noCache, NoAppendCleanup: c.noAppendCleanup, NoWriteBehind: c.noWriteBehind, Fates: c.trackFates, UniqueLeft: c.uniqueLeft,
 		GatherBytes: c.gatherBytes, Shards: c.boundedShards, HotAfter: c.hotKeyThreshold(),
 	}
 }

@@ -14,6 +14,10 @@ func NoBundleCache() Option { return withoutBundleCache() }
 // rewrite its key's state, as before cleanup records.
 func NoAppendCleanup() Option { return withoutAppendCleanup() }
 
+// NoWriteBehind makes every append to an interval join's bag a state call
+// of its own, as before write-behind.
+func NoWriteBehind() Option { return withoutWriteBehind() }
+
 // GatherBytes makes an interval join's bounded path hand on the values it
 // gathers by key once they hold more than n bytes (n = 1: every value
 // alone), rather than at 16 MiB.

@@ -41,7 +41,15 @@ var (
 // rows whose name ends in fewKeysSuffix run on the input with fewKeys
 // keys instead of 1000, where a key has many elements in a bundle: the
 // state calls a bundle's cache saves show there.
-var flinkPipelineCases = []string{"bag-append", "handwritten-inner", "interval-inner", "interval-left-final", "interval-inner" + fewKeysSuffix}
+//
+// "-appendeach" rows are their row with every append a state call of its
+// own, as before write-behind (join.NoWriteBehind); "cleanup60s" rows take
+// CleanupEvery(time.Minute): over 10 keys, the default cadence makes each
+// key's cleanup firings a chain of bundles with one element of the key
+// each (docs/performance.md, "On Flink"), a minute's lets a key have
+// several elements in a bundle.
+var flinkPipelineCases = []string{"bag-append", "handwritten-inner", "interval-inner", "interval-inner-appendeach", "interval-left-final",
+	"interval-inner" + fewKeysSuffix, "interval-inner-cleanup60s" + fewKeysSuffix, "interval-inner-cleanup60s-appendeach" + fewKeysSuffix}
 
 const (
 	fewKeys       = 10

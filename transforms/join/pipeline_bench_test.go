@@ -434,6 +434,8 @@ var pipelineCases = []pipelineCase{
 	intervalCase("interval-inner-split", benchBounds, join.SplitKeys(0)),
 	intervalCase("interval-inner-cleanup10s", benchBounds, join.CleanupEvery(10*time.Second)),
 	intervalCase("interval-inner-cleanup60s", benchBounds, join.CleanupEvery(60*time.Second)),
+	intervalCase("interval-inner-cleanup60s-appendeach", benchBounds, join.CleanupEvery(60*time.Second), join.NoWriteBehind()),
+	intervalCase("interval-inner-appendeach", benchBounds, join.NoWriteBehind()),
 	{
 		name: "window-tumbling",
 		build: func(s beam.Scope, left, right beam.PCollection) {

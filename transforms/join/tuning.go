@@ -102,6 +102,13 @@ func withoutBundleCache() Option {
 	return optionFunc(func(c *config) { c.noCache = true; c.set |= setTestOnly })
 }
 
+// withoutWriteBehind makes every append to an interval join's bag a state
+// call of its own, as before write-behind (tests and benchmarks, through
+// export_test.go).
+func withoutWriteBehind() Option {
+	return optionFunc(func(c *config) { c.noWriteBehind = true; c.set |= setTestOnly })
+}
+
 // withoutAppendCleanup makes every cleanup firing of the interval join read
 // and rewrite its key's state (no cleanup records), for tests and
 // benchmarks (export_test.go).

@@ -38,8 +38,11 @@ type Config struct {
 	// NoAppendCleanup makes every cleanup firing read and rewrite its
 	// key's state (tests, benchmarks).
 	NoAppendCleanup bool
-	Fates           bool // TrackFates
-	UniqueLeft      bool // UniqueLeft
+	// NoWriteBehind makes every append to a key's bag a state call of its
+	// own, as before write-behind (tests, benchmarks).
+	NoWriteBehind bool
+	Fates         bool // TrackFates
+	UniqueLeft    bool // UniqueLeft
 	// HotAfter is how many buffered elements make a key of the default
 	// layout hot (HotKeyThreshold; 0: detection off): from then on its
 	// later elements take the split layout, in buckets of SplitWidth
@@ -86,15 +89,16 @@ func Build(s beam.Scope, op string, cfg Config, key coders.Element, sides [2]bea
 // and key coder key, its bundle cache in budget (nil: this process's).
 func NewFn(cfg Config, key coders.Element, budget *CacheBudget) *intervalFn {
 	j := joiner{
-		Rules:        cfg.Rules,
-		MaxBuffered:  cfg.MaxBuffered,
-		CleanupEvery: cfg.CleanupEvery,
-		Key:          key,
-		NoCache:      cfg.NoCache,
-		Horizon:      cfg.Horizon,
-		CacheBytes:   cfg.CacheBytes,
-		Fates:        cfg.Fates,
-		UniqueLeft:   cfg.UniqueLeft,
+		Rules:         cfg.Rules,
+		MaxBuffered:   cfg.MaxBuffered,
+		CleanupEvery:  cfg.CleanupEvery,
+		Key:           key,
+		NoCache:       cfg.NoCache,
+		NoWriteBehind: cfg.NoWriteBehind,
+		Horizon:       cfg.Horizon,
+		CacheBytes:    cfg.CacheBytes,
+		Fates:         cfg.Fates,
+		UniqueLeft:    cfg.UniqueLeft,
 	}
 	j.AppendCleanup = !cfg.NoAppendCleanup && appendable(j.Rules)
 	j.cache.budget = budget

@@ -74,8 +74,12 @@ type joiner struct {
 	CleanupEvery int64
 	// Key encodes keys, to name them in the bundle cache.
 	Key coders.Element
-	// NoCache turns the bundle cache off (benchmarks measure it).
+	// NoCache turns the bundle cache off (benchmarks measure it), and
+	// with it the write-behind of appends (appendChunk).
 	NoCache bool
+	// NoWriteBehind makes every append a state call of its own, as
+	// before write-behind (benchmarks measure it).
+	NoWriteBehind bool
 	// Horizon is how long, in milliseconds of event time, a key that
 	// holds only its cleanup progress keeps it in state
 	// (ProgressHorizon); see forgetAt.

@@ -105,6 +105,9 @@ type hotLayout struct {
 	split    bool // SplitKeys
 	hotAfter int  // the default layout's hot-key threshold (0: none)
 	most     int  // the largest buffer the layout is run at
+	// noWriteBehind: every append a state call of its own
+	// (joiner.NoWriteBehind).
+	noWriteBehind bool
 }
 
 // harness returns a harness for the layout, of a join with these rules
@@ -118,9 +121,11 @@ func (l hotLayout) harness(b *testing.B, rules match.Rules, every time.Duration)
 	case l.split:
 		return newSplitHarness(b, rules, every, 0, cache)
 	case l.hotAfter > 0:
-		return newHotHarness(b, rules, every, l.hotAfter, cache)
+		h := newHotHarness(b, rules, every, l.hotAfter, cache)
+		h.j.NoWriteBehind = l.noWriteBehind
+		return h
 	}
-	return newLayoutHarness(b, joiner{Rules: rules, CleanupEvery: every.Milliseconds()}, cache)
+	return newLayoutHarness(b, joiner{Rules: rules, CleanupEvery: every.Milliseconds(), NoWriteBehind: l.noWriteBehind}, cache)
 }
 
 // BenchmarkHotKeyState measures one hot key's state traffic per element

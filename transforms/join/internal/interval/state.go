@@ -245,7 +245,7 @@ func (j *joiner) store(st stores, ks *keyState) error {
 // or in many (bagstate.DecodeState). A rewrite or clear of the bag drops
 // them (store, keyState.forgotten).
 func (j *joiner) appendChunk(st stores, ks *keyState, chunk []byte) error {
-	if ks.cached == nil {
+	if ks.cached == nil || j.NoWriteBehind {
 		return addChunk(st, chunk)
 	}
 	ks.pending = append(ks.pending, chunk...)

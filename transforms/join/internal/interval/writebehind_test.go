@@ -2,6 +2,7 @@ package interval
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +112,66 @@ func TestIntervalWritesOncePerBundle(t *testing.T) {
 			t.Errorf("records differ from the join's without a cache (-without +with):\n%s", diff)
 		}
 	})
+}
+
+// BenchmarkBundleWrites (issue 49) measures the state calls per element of
+// BenchmarkOrdinaryKeysState's shape (a pair per key every 8 s of event
+// time, the right element 2 s after the left, bounds ±5 s, default
+// CleanupEvery, in-memory backend, bundles of 1000 elements, due timers
+// fired between bundles) over 1000, 100 and 10 keys: 1, 10 and 100
+// elements of a key per bundle. "write-behind" is the default layout as
+// it is (detection on), "append-per-arrival" the same with one state call
+// per append (joiner.NoWriteBehind), as before write-behind. The rows
+// ending in "cleanup60s" take CleanupEvery(time.Minute): a watermark step
+// of a bundle's event time (400 s over 10 keys) fires each key's cleanup
+// timer 160 times at the default (a firing sets the next, which is due
+// too), 7 times at a minute.
+func BenchmarkBundleWrites(b *testing.B) {
+	const n = 100_000
+	rules := match.Rules{Bounds: match.Between(-5*time.Second, 5*time.Second)}
+	for _, keys := range []int{1000, 100, 10} {
+		element := func(i int) (match.Side, int64, string, string) {
+			k, j := i%keys, i/keys
+			t := int64(1_700_000_000_000) + int64(j/2)*8000 + int64(j%2)*2000 + int64(k)*2000/int64(keys)
+			side := match.Left
+			if j%2 == 1 {
+				side = match.Right
+			}
+			return side, t, fmt.Sprintf("key-%05d", k), fmt.Sprintf("%016d", i)
+		}
+		layouts := []hotLayout{{name: "write-behind", hotAfter: defaultHotAfter}, {name: "append-per-arrival", hotAfter: defaultHotAfter, noWriteBehind: true}}
+		if keys == 10 {
+			layouts = append(layouts, hotLayout{name: "write-behind-cleanup60s", hotAfter: defaultHotAfter}, hotLayout{name: "append-per-arrival-cleanup60s", hotAfter: defaultHotAfter, noWriteBehind: true})
+		}
+		for _, l := range layouts {
+			every := 2500 * time.Millisecond // CleanupEvery's default for these bounds
+			if strings.HasSuffix(l.name, "cleanup60s") {
+				every = time.Minute
+			}
+			b.Run(fmt.Sprintf("keys=%d/%s", keys, l.name), func(b *testing.B) {
+				for range b.N {
+					h := l.harness(b, rules, every)
+					for i := 0; i < n; i += 1000 {
+						_, first, _, _ := element(i)
+						h.fireUpTo(first - 1)
+						h.startBundle()
+						for j := i; j < i+1000; j++ {
+							side, t, key, v := element(j)
+							h.element(side, t, key, v)
+						}
+						h.finishBundle()
+					}
+					h.fireUpTo(1 << 62)
+					var calls, reads int
+					for _, st := range h.states {
+						calls += st.Calls
+						reads += st.Reads
+					}
+					b.ReportMetric(float64(calls)/n, "calls/elem")
+					b.ReportMetric(float64(reads)/n, "reads/elem")
+					b.ReportMetric(float64(calls-reads)/n, "writes/elem")
+				}
+			})
+		}
+	}
 }
