@@ -259,9 +259,12 @@ const DefaultBundleCacheBytes = 64 << 20
 // they hold) per worker process: the caches of every bundle the process
 // runs at once, on any DoFn instance, hold at most n bytes together. A
 // bundle's cache saves a key's state read for every element of the key
-// after its first in the bundle; when the process's caches together would
-// pass the bound, the bundle that grows drops its own least recently used
-// keys (they are read again from state if they come back in the bundle),
+// after its first in the bundle, and gathers the key's appends of the
+// bundle into one, written when the bundle finishes or the key leaves the
+// cache (docs/design/interval.md, "Write-behind"); when the process's
+// caches together would pass the bound, the bundle that grows drops its own
+// least recently used keys (their appends written, and read again from
+// state if they come back in the bundle),
 // so a runner running many bundles at once, as Dataflow does, does not
 // multiply the bound. A bundle's cache is emptied when the bundle ends (a
 // failed bundle's when the SDK discards its DoFn instance and Go collects
