@@ -16,18 +16,11 @@ import (
 // one bundle all stay buffered, so each arrival is a plain append.
 var writeBehindRules = match.Rules{Bounds: match.Between(-time.Second, time.Second), Type: match.Inner, Emit: match.Immediate}
 
-// playBundle runs one bundle of n elements over keys keys, the i-th on
-// key i%keys at i ms, alternately left and right; finish says whether the
-// bundle finishes (false: it fails before FinishBundle).
-func playBundle(h *harness, n, keys int, finish bool) {
-	h.startBundle()
-	for i := range n {
-		side := match.Left
-		if i%2 == 1 {
-			side = match.Right
-		}
-		h.element(side, int64(i), fmt.Sprintf("k%03d", i%keys), fmt.Sprintf("v%d", i))
-	}
+// playBundle runs one bundle of n elements over keys keys (playKeys);
+// finish says whether the bundle finishes (false: it fails before
+// FinishBundle).
+func playBundle(t testing.TB, h *harness, n, keys int, finish bool) {
+	playKeys(t, h, n, keys, 0)
 	if finish {
 		h.finishBundle()
 	}
@@ -55,7 +48,7 @@ func decodedBags(t *testing.T, h *harness) map[string]bagstate.State {
 func TestIntervalWritesOncePerBundle(t *testing.T) {
 	const n, keys = 60, 3 // 20 elements per key
 	uncached := newHarness(t, writeBehindRules, time.Second, -1)
-	playBundle(uncached, n, keys, true)
+	playBundle(t, uncached, n, keys, true)
 	want := decodedBags(t, uncached)
 	if len(want) != keys {
 		t.Fatalf("the join without a cache stored %d keys, want %d", len(want), keys)
@@ -63,7 +56,7 @@ func TestIntervalWritesOncePerBundle(t *testing.T) {
 
 	t.Run("finished", func(t *testing.T) {
 		h := newHarness(t, writeBehindRules, time.Second, 0)
-		playBundle(h, n, keys, true)
+		playBundle(t, h, n, keys, true)
 		for k, st := range h.states {
 			if st.Calls != 2 || st.Reads != 1 || len(st.Bags["buffer"]) != 1 {
 				t.Errorf("key %s: %d state calls (%d reads), %d bag values; want 2 calls: one read, one append", k, st.Calls, st.Reads, len(st.Bags["buffer"]))
@@ -82,7 +75,7 @@ func TestIntervalWritesOncePerBundle(t *testing.T) {
 
 	t.Run("failed", func(t *testing.T) {
 		h := newHarness(t, writeBehindRules, time.Second, 0)
-		playBundle(h, n, keys, false)
+		playBundle(t, h, n, keys, false)
 		h.startBundle() // the next bundle on the instance drops what the failed one left
 		h.finishBundle()
 		for k, st := range h.states {
@@ -96,7 +89,7 @@ func TestIntervalWritesOncePerBundle(t *testing.T) {
 		// A bound below one key's size: each key is dropped when
 		// another is cached, so its appends are written then.
 		h := newHarness(t, writeBehindRules, time.Second, 1)
-		playBundle(h, n, keys, false)
+		playBundle(t, h, n, keys, false)
 		written := 0
 		for _, st := range h.states {
 			written += len(st.Bags["buffer"])
@@ -151,17 +144,7 @@ func BenchmarkBundleWrites(b *testing.B) {
 			b.Run(fmt.Sprintf("keys=%d/%s", keys, l.name), func(b *testing.B) {
 				for range b.N {
 					h := l.harness(b, rules, every)
-					for i := 0; i < n; i += 1000 {
-						_, first, _, _ := element(i)
-						h.fireUpTo(first - 1)
-						h.startBundle()
-						for j := i; j < i+1000; j++ {
-							side, t, key, v := element(j)
-							h.element(side, t, key, v)
-						}
-						h.finishBundle()
-					}
-					h.fireUpTo(1 << 62)
+					playInBundles(h, n, element)
 					var calls, reads int
 					for _, st := range h.states {
 						calls += st.Calls
