@@ -267,7 +267,7 @@ func TryMulti[K, V any](s beam.Scope, anchor beam.PCollection, inputs []MultiInp
 	if key, err = coders.KVKey(cols[0]); err != nil {
 		return Outputs{}, err
 	}
-	ec := multiway.Config{Rules: rules, CleanupEvery: cfg.multiCleanupEvery(rules), Horizon: cfg.horizon.Milliseconds(), Fates: cfg.trackFates, Key: key}
+	ec := multiway.Config{Rules: rules, CleanupEvery: cfg.multiCleanupEvery(rules), Horizon: cfg.horizon.Milliseconds(), Fates: cfg.trackFates, Key: key, NoWriteBehind: cfg.noWriteBehind}
 	var outs []beam.PCollection
 	if cfg.bounded {
 		outs, err = multiway.Bounded(s.Scope("bounded"), ec, cols, values, bounded.Gathering{Hold: cfg.gatherBytes, Shards: cfg.boundedShards})

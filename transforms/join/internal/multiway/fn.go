@@ -72,13 +72,17 @@ type Config struct {
 	Fates bool
 	// Key encodes keys, to name them in the bundle cache.
 	Key coders.Element
-	// NoCache turns the bundle cache off (tests).
-	NoCache bool
+	// NoCache turns the bundle cache off (tests), and with it
+	// write-behind; NoWriteBehind turns write-behind off alone: every
+	// arrival a state append of its own (benchmarks).
+	NoCache       bool
+	NoWriteBehind bool
 }
 
-// Fn is the multi-way join's stateful DoFn. An arrival costs one bag
-// append, plus one read the first time the bundle sees its key; a firing
-// a read (unless cached), a clear and an append.
+// Fn is the multi-way join's stateful DoFn. An arrival costs one read the
+// first time the bundle sees its key, and the key's arrivals in a bundle
+// one bag append in all (write-behind: appendPending, flush); a firing a
+// read (unless cached), a clear and an append.
 type Fn struct {
 	Config  Config
 	Buffer  state.Bag[[]byte]
@@ -93,6 +97,16 @@ type Fn struct {
 type keyState struct {
 	b     *Buffer
 	timer timer
+	// pending is the chunk of the key's arrivals in the bundle that is not
+	// yet written, and sp the state provider to write it with (one of the
+	// key's elements' in the bundle): it is written as one append when the
+	// bundle finishes or the cache starts again (flush), and dropped when
+	// a firing rewrites or clears the bag, which then holds what it says.
+	// Within the bundle only this instance reads the key, from the cache;
+	// the runner commits a bundle's state writes together (as the interval
+	// join's write-behind: docs/design/interval.md).
+	pending []byte
+	sp      state.Provider
 }
 
 // NewFn is the join's DoFn for cfg.
@@ -106,15 +120,33 @@ func (f *Fn) Setup() error {
 	return f.Config.Key.Setup()
 }
 
-// StartBundle drops the bundle cache: a key's state may have changed on
-// another worker since the last bundle.
+// StartBundle drops the bundle cache, and what a failed bundle left
+// unwritten in it: a key's state may have changed on another worker since
+// the last bundle.
 func (f *Fn) StartBundle(func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, beam.X, raw.FateRecord)) {
 	f.cache = nil
 }
 
-// FinishBundle drops the bundle cache.
-func (f *Fn) FinishBundle(func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, beam.X, raw.FateRecord)) {
+// FinishBundle writes the keys' pending arrivals (flush) and drops the
+// bundle cache.
+func (f *Fn) FinishBundle(func(beam.EventTime, beam.X, Row), func(beam.EventTime, beam.X, raw.Encoded), func(beam.EventTime, beam.X, raw.FateRecord)) error {
+	err := f.flush()
 	f.cache = nil
+	return err
+}
+
+// flush writes every cached key's pending arrivals, one append a key.
+func (f *Fn) flush() error {
+	for _, ks := range f.cache {
+		if len(ks.pending) == 0 {
+			continue
+		}
+		if err := f.Buffer.Add(ks.sp, ks.pending); err != nil {
+			return fmt.Errorf("beamjoin: join.Multi: writing state: %w", err)
+		}
+		ks.pending, ks.sp = nil, nil
+	}
+	return nil
 }
 
 // maxCached is how many keys the bundle cache holds before it starts
@@ -147,6 +179,9 @@ func (f *Fn) load(sp state.Provider, w beam.Window, key beam.X) (*keyState, stri
 	ks := &keyState{b: b, timer: f.Config.timerFor(b)}
 	if !f.Config.NoCache {
 		if f.cache == nil || len(f.cache) >= maxCached {
+			if err := f.flush(); err != nil {
+				return nil, "", err
+			}
 			f.cache = map[string]*keyState{}
 		}
 		f.cache[ck] = ks
@@ -163,7 +198,7 @@ func (f *Fn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTim
 	if i >= len(r.Inputs) {
 		return fmt.Errorf("beamjoin: join.Multi: element of input %d, the join has %d", i+1, len(r.Inputs))
 	}
-	ks, _, err := f.load(sp, w, key)
+	ks, ck, err := f.load(sp, w, key)
 	if err != nil {
 		return err
 	}
@@ -179,8 +214,13 @@ func (f *Fn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTim
 		f.arrived(ctx, ks.b, key, e, emit)
 	}
 	ks.b.Add(e)
-	if err := f.Buffer.Add(sp, appendElem(nil, e)); err != nil {
-		return fmt.Errorf("beamjoin: join.Multi: writing state: %w", err)
+	switch {
+	case ck != "" && !f.Config.NoWriteBehind:
+		ks.pending, ks.sp = appendElem(ks.pending, e), sp
+	default:
+		if err := f.Buffer.Add(sp, appendElem(nil, e)); err != nil {
+			return fmt.Errorf("beamjoin: join.Multi: writing state: %w", err)
+		}
 	}
 	f.c.bufferedPerKey.Update(ctx, int64(ks.b.Len()))
 	before := ks.timer
@@ -246,6 +286,7 @@ func (f *Fn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp s
 		f.expire(ctx, ks.b, key, t, emit, emitFate)
 		ks.b.Progress = max(ks.b.Progress, t)
 	}
+	ks.pending, ks.sp = nil, nil // the clear or the rewrite below holds them
 	if ks.b.Len() == 0 && f.Config.forgetAt(ks.b.Progress) <= t {
 		if err := f.Buffer.Clear(sp); err != nil {
 			return fmt.Errorf("beamjoin: join.Multi: clearing state: %w", err)

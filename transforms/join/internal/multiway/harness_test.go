@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -208,7 +210,9 @@ func play(t *testing.T, cfg Config, events []event, rng *rand.Rand) *run {
 			fn = newFn()
 			continue
 		}
-		fn.FinishBundle(nil, nil, nil)
+		if err := fn.FinishBundle(nil, nil, nil); err != nil {
+			t.Fatal(err)
+		}
 		for _, o := range out {
 			o()
 		}
@@ -346,6 +350,9 @@ func TestRunnerModel(t *testing.T) {
 	seeds := uint64(600)
 	if testing.Short() {
 		seeds = 100
+	}
+	if n, err := strconv.ParseUint(os.Getenv("BEAMJOIN_MODEL_CASES"), 10, 64); err == nil && n > 0 {
+		seeds = n // as package join's harness: more cases (make fuzz)
 	}
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 1))
