@@ -60,6 +60,12 @@ func BenchmarkMulti(b *testing.B) {
 					rows := join.Multi[string, string](s, left, []join.MultiInput{join.Required(right, bounds), join.Required(third, bounds)}).Records
 					beam.ParDo0(s, &countMultiFn{}, rows)
 				}},
+			{name: "multi-3way-appendeach", want: want, // an append per arrival, as before write-behind
+				build: func(s beam.Scope, left, right beam.PCollection) {
+					third := beam.ParDo(s, copyKV, right)
+					rows := join.Multi[string, string](s, left, []join.MultiInput{join.Required(right, bounds), join.Required(third, bounds)}, join.NoWriteBehind()).Records
+					beam.ParDo0(s, &countMultiFn{}, rows)
+				}},
 			{name: "chained-interval", want: want,
 				build: func(s beam.Scope, left, right beam.PCollection) {
 					third := beam.ParDo(s, copyKV, right)

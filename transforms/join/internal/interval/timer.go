@@ -239,11 +239,13 @@ func firedOf(tc timers.Context, et beam.EventTime) timertag.Fired {
 // timer is set again, in case the runner took the firing for it, and
 // nothing is cleaned. A firing for a later time than the state implies is
 // not stale (the watermark has passed the state's time too): the cleanup
-// is at the state's time. A firing whose tag this join did not write (ok
-// false in f) is taken for the state's timer.
+// is at the state's time; unless it is the Go SDK's inline firing of a
+// tag cleared in the bundle (f.Cleared), which says nothing of the
+// watermark and is stale too. A firing whose tag this join did not write
+// (ok false in f) is taken for the state's timer.
 func (j *joiner) firing(ctx context.Context, st stores, ks *keyState, f timertag.Fired) (t timer, pending []armed, ok bool) {
 	t = ks.timer
-	if !t.set || (f.OK && f.At < t.fire) {
+	if !t.set || (f.OK && f.At < t.fire) || f.Cleared {
 		counters.StaleFirings.Inc(ctx, 1)
 		j.moveTimer(st, timer{}, t)
 		return timer{}, nil, false

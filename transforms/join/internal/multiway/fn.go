@@ -276,7 +276,9 @@ func (f *Fn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp s
 	cur := ks.timer
 	fired := timertag.Read(tc, et)
 	at, ok := fired.At, fired.OK
-	if !cur.Set || (ok && at < cur.Fire) {
+	if !cur.Set || (ok && at < cur.Fire) || fired.Cleared {
+		// Stale (see the interval join's joiner.firing), or a tag cleared
+		// in the bundle that the Go SDK fires inline (timertag.Fired).
 		f.c.staleFirings.Inc(ctx, 1)
 		f.moveTimer(tp, timer{}, cur)
 		return nil

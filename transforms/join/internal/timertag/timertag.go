@@ -89,6 +89,17 @@ type Fired struct {
 	Tag string
 	At  int64 // the time the timer was set for
 	OK  bool  // At is known: the tag is one Tag writes
+	// Cleared: the firing is the Go SDK's inline firing of a tag cleared
+	// earlier in the bundle, not the runner's. Before each timer the
+	// runner delivers, the SDK fires every change made to the key's
+	// timers in the bundle that sorts at or before it; a clear sorts first
+	// and fires with event time 0 (exec.ParDo.ProcessTimers, v2.77; the
+	// harness's model_sdk_test.go), whatever time its tag was set for, so
+	// it says nothing of where the watermark is. It shows as an event time
+	// other than the output timestamp Arm gave the tag (its hold, or its
+	// firing time if earlier); a timer whose output timestamp is 0 cannot
+	// be told apart, and is taken for the runner's.
+	Cleared bool
 }
 
 // Read reads which time a firing is for from its tag, or, for a timer
@@ -98,9 +109,12 @@ func Read(tc timers.Context, et beam.EventTime) Fired {
 		return Fired{Tag: tc.Tag, At: et.Milliseconds(), OK: true}
 	}
 	f := Fired{Tag: tc.Tag}
-	if _, at, found := strings.Cut(tc.Tag, "/"); found {
+	if hold, at, found := strings.Cut(tc.Tag, "/"); found {
 		t, err := strconv.ParseInt(at, 10, 64)
 		f.At, f.OK = t, err == nil
+		if h, err := strconv.ParseInt(hold, 10, 64); err == nil && f.OK {
+			f.Cleared = et.Milliseconds() != min(h, t) // Arm's output timestamp
+		}
 	}
 	return f
 }
