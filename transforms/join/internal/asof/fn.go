@@ -107,11 +107,10 @@ func (f *asofFn) OnTimer(ctx context.Context, _ beam.Window, et beam.EventTime, 
 	}
 	cur := f.Rules.timer(k)
 	fd := timertag.Read(tc, et)
-	if !cur.Set || (fd.OK && fd.At < cur.Fire) || fd.Cleared {
+	if fd.Stale(cur.Set, cur.Fire) {
 		// Stale: the key moved on since the timer was set (see
-		// joiner.firing), or a tag cleared in the bundle that the Go SDK
-		// fires inline (timertag.Fired). The runner may have taken this firing for the
-		// key's timer, so set that again.
+		// joiner.firing, timertag.Fired.Stale). The runner may have taken
+		// this firing for the key's timer, so set that again.
 		raw.Count.StaleFirings.Inc(ctx, 1)
 		f.moveTimer(tp, timertag.Timer{}, cur, false, "")
 		return nil

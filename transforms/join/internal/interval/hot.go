@@ -291,7 +291,7 @@ func (f *hotFn) cleanupHot(ctx context.Context, st stores, ks, ts *keyState, key
 // delivers (model_sdk_test.go), so such a firing says nothing of where
 // the watermark is. The part's own timer is set, and fires when due.
 func hotStale(t timer, prefix string, fired timertag.Fired) bool {
-	return !t.set || fired.Tag != prefix+t.tag() || (fired.OK && fired.At < t.fire) || fired.Cleared
+	return fired.Tag != prefix+t.tag() || fired.Stale(t.set, t.fire)
 }
 
 // tick is a firing of a hot key's split part's timer: a tick of its runs,

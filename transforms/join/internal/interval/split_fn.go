@@ -583,11 +583,11 @@ func plainArmed(t timer) []armed {
 }
 
 // splitFiring judges firing f of a split-layout timer whose state says
-// t: a firing for an earlier time than t, or with no timer set, is stale
-// (counted and t set again; ok false), as in joiner.firing. Otherwise it
+// t: a stale firing (timertag.Fired.Stale) is counted and t set again
+// (ok false), as in joiner.firing. Otherwise it
 // returns what stays armed once f is consumed.
 func splitFiring(ctx context.Context, st splitStores, t timer, f timertag.Fired) (pending []armed, ok bool) {
-	if !t.set || (f.OK && f.At < t.fire) {
+	if f.Stale(t.set, t.fire) {
 		counters.StaleFirings.Inc(ctx, 1)
 		moveTimers(st, nil, t)
 		return nil, false

@@ -245,7 +245,7 @@ func firedOf(tc timers.Context, et beam.EventTime) timertag.Fired {
 // (ok false in f) is taken for the state's timer.
 func (j *joiner) firing(ctx context.Context, st stores, ks *keyState, f timertag.Fired) (t timer, pending []armed, ok bool) {
 	t = ks.timer
-	if !t.set || (f.OK && f.At < t.fire) || f.Cleared {
+	if f.Stale(t.set, t.fire) {
 		counters.StaleFirings.Inc(ctx, 1)
 		j.moveTimer(st, timer{}, t)
 		return timer{}, nil, false

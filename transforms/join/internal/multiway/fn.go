@@ -214,13 +214,10 @@ func (f *Fn) ProcessElement(ctx context.Context, w beam.Window, et beam.EventTim
 		f.arrived(ctx, ks.b, key, e, emit)
 	}
 	ks.b.Add(e)
-	switch {
-	case ck != "" && !f.Config.NoWriteBehind:
+	if ck != "" && !f.Config.NoWriteBehind {
 		ks.pending, ks.sp = appendElem(ks.pending, e), sp
-	default:
-		if err := f.Buffer.Add(sp, appendElem(nil, e)); err != nil {
-			return fmt.Errorf("beamjoin: join.Multi: writing state: %w", err)
-		}
+	} else if err := f.Buffer.Add(sp, appendElem(nil, e)); err != nil {
+		return fmt.Errorf("beamjoin: join.Multi: writing state: %w", err)
 	}
 	f.c.bufferedPerKey.Update(ctx, int64(ks.b.Len()))
 	before := ks.timer
@@ -274,11 +271,7 @@ func (f *Fn) OnTimer(ctx context.Context, w beam.Window, et beam.EventTime, sp s
 		return err
 	}
 	cur := ks.timer
-	fired := timertag.Read(tc, et)
-	at, ok := fired.At, fired.OK
-	if !cur.Set || (ok && at < cur.Fire) || fired.Cleared {
-		// Stale (see the interval join's joiner.firing), or a tag cleared
-		// in the bundle that the Go SDK fires inline (timertag.Fired).
+	if timertag.Read(tc, et).Stale(cur.Set, cur.Fire) {
 		f.c.staleFirings.Inc(ctx, 1)
 		f.moveTimer(tp, timer{}, cur)
 		return nil

@@ -102,6 +102,17 @@ type Fired struct {
 	Cleared bool
 }
 
+// Stale reports whether the firing cannot be the runner's firing of the
+// key's timer as its state implies it (set, to fire at fire): no timer is
+// set, the firing is for an earlier time (delivered twice, or the key
+// moved on since), or it is a tag cleared in the bundle that the Go SDK
+// fired inline (Cleared). A firing for a later time than fire is not
+// stale: the watermark has passed that time, so fire too. A stale firing
+// cleans nothing; every engine sets its timer again.
+func (f Fired) Stale(set bool, fire int64) bool {
+	return !set || (f.OK && f.At < fire) || f.Cleared
+}
+
 // Read reads which time a firing is for from its tag, or, for a timer
 // tagged "", from its output timestamp et, which is its firing time.
 func Read(tc timers.Context, et beam.EventTime) Fired {

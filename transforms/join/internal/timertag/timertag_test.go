@@ -29,5 +29,13 @@ func TestReadCleared(t *testing.T) {
 		if f.Cleared != c.cleared || f.At != c.at {
 			t.Errorf("Read(%q, %d) = %+v, want At %d, Cleared %v", c.tag, c.et, f, c.at, c.cleared)
 		}
+		// Against a timer the state sets for 9000: only a cleared tag is
+		// stale; for one set later, every firing of 9000 is.
+		if got := f.Stale(true, 9000); got != c.cleared && c.at == 9000 {
+			t.Errorf("Read(%q, %d).Stale(true, 9000) = %v, want %v", c.tag, c.et, got, c.cleared)
+		}
+		if c.at == 9000 && (!f.Stale(true, 9001) || !f.Stale(false, 9000)) {
+			t.Errorf("Read(%q, %d): not stale against a later timer or none", c.tag, c.et)
+		}
 	}
 }
